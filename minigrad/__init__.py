@@ -1,0 +1,21 @@
+"""minigrad: a small, readable, PyTorch-shaped autodiff engine on NumPy (and CuPy).
+
+>>> import minigrad as mg
+>>> x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad
+array([2., 4., 6.])
+"""
+from .broadcast import unbroadcast
+from .gradcheck import gradcheck
+from .tensor import (Tensor, concatenate, enable_grad, exp, is_grad_enabled, leaky_relu, log,
+                     matmul, maximum, minimum, no_grad, op, relu, sigmoid, sqrt, stack, tanh,
+                     tensor, where)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "tensor", "op", "no_grad", "enable_grad", "is_grad_enabled", "unbroadcast",
+    "gradcheck", "matmul", "maximum", "minimum", "where", "concatenate", "stack",
+    "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "leaky_relu", "__version__",
+]

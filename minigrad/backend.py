@@ -1,0 +1,218 @@
+"""Which array namespace an array lives in, and the few things the array API lacks.
+
+This is the only module of the engine that imports NumPy (or CuPy). Everything else asks
+:func:`namespace` for the namespace of the array at hand and calls functions on it, so the same
+engine code runs on NumPy, on CuPy (a GPU) and on ``array-api-strict`` (the standard, nothing
+more).
+
+What the standard lacks and the engine needs lives here, with a fast path for NumPy/CuPy and a
+fallback made only of standard functions:
+
+* :func:`scatter_add` -- the backward pass of indexing with integer arrays;
+* :func:`sliding_windows` -- the patches that ``im2col`` turns into one matrix product.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat
+import array_api_compat.numpy as _compat_numpy
+import numpy as np
+
+try:  # CuPy is optional: present only with the ``gpu`` extra and a CUDA device.
+    import cupy as cp  # type: ignore[import-not-found]
+except Exception:  # pragma: no cover - depends on the machine
+    cp = None
+
+__all__ = [
+    "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
+    "scatter_add", "sliding_windows", "device_name", "cupy_available", "to_device",
+]
+
+# array_namespace() inspects its argument every time and costs more than a small add, so the
+# answer is cached per array type (an ndarray is always NumPy, a cupy.ndarray always CuPy).
+_NAMESPACES: dict[type, Any] = {}
+
+
+def namespace(x: Any) -> Any:
+    """Return the array-API namespace of array ``x`` (cached per array type)."""
+    kind = type(x)
+    xp = _NAMESPACES.get(kind)
+    if xp is None:
+        xp = array_api_compat.array_namespace(x)
+        _NAMESPACES[kind] = xp
+    return xp
+
+
+def asarray(data: Any, dtype: Any = None, like: Any = None) -> Any:
+    """Turn ``data`` into an array.
+
+    Arrays of a known namespace are kept where they live (converted only if ``dtype`` asks).
+    Python numbers and (nested) lists become NumPy arrays, or arrays of ``like``'s namespace
+    when ``like`` is given; Python floats give float64, as in NumPy.
+    """
+    if array_api_compat.is_array_api_obj(data) and not isinstance(data, (int, float, bool)):
+        if isinstance(data, np.generic):  # NumPy scalars (from reductions) become 0-d arrays
+            data = np.asarray(data)
+        xp = namespace(data)
+        if dtype is not None:
+            dtype = resolve_dtype(xp, dtype)
+            if data.dtype != dtype:
+                data = xp.astype(data, dtype)
+        return data
+    xp = namespace(like) if like is not None else _compat_numpy
+    if dtype is not None:
+        dtype = resolve_dtype(xp, dtype)
+    if xp is _compat_numpy:
+        return np.asarray(data, dtype=dtype)
+    return xp.asarray(data, dtype=dtype)
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Copy an array of any supported namespace to a NumPy array (for printing and saving)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if cp is not None and isinstance(x, cp.ndarray):
+        return cp.asnumpy(x)
+    return np.asarray(x)
+
+
+def resolve_dtype(xp: Any, dtype: Any) -> Any:
+    """Map ``"float32"``, ``np.float32`` or ``xp.float32`` to the dtype object of ``xp``."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        name = dtype
+    elif xp is _compat_numpy or (cp is not None and xp.__name__.endswith("cupy")):
+        return np.dtype(dtype)
+    else:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            return dtype  # already a dtype object of xp (array-api-strict)
+    return getattr(xp, name)
+
+
+def is_floating(xp: Any, dtype: Any) -> bool:
+    """True for real floating dtypes (the only ones that can carry gradients)."""
+    return xp.isdtype(dtype, "real floating")
+
+
+def is_integer(xp: Any, dtype: Any) -> bool:
+    """True for integer dtypes."""
+    return xp.isdtype(dtype, "integral")
+
+
+def cupy_available() -> bool:
+    """True when CuPy is installed and can see a CUDA device."""
+    if cp is None:
+        return False
+    try:
+        return cp.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # pragma: no cover - depends on the machine
+        return False
+
+
+def device_name(x: Any) -> str:
+    """A short name of where ``x`` lives: ``"cpu"`` for NumPy, ``"cuda:0"`` for CuPy, ..."""
+    if isinstance(x, np.ndarray):
+        return "cpu"
+    if cp is not None and isinstance(x, cp.ndarray):
+        return f"cuda:{x.device.id}"
+    return str(getattr(x, "device", "unknown"))
+
+
+# ---------------------------------------------------------------------------------------------
+# scatter-add: the backward pass of ``x[index]``
+
+
+def _is_basic(index: tuple) -> bool:
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in index)
+
+
+def scatter_add(xp: Any, shape: tuple, dtype: Any, index: Any, values: Any) -> Any:
+    """Return zeros of ``shape`` with ``values`` added at ``index`` (repeats add up).
+
+    ``index`` is whatever ``x[index]`` was called with. Basic indices (ints, slices, ``None``,
+    ``...``) never repeat a position, so a plain assignment does. Integer arrays may repeat one:
+    NumPy and CuPy use ``add.at``; elsewhere the positions are one-hot encoded and the sum is a
+    matrix product, which works when the integer arrays index the leading axes.
+    """
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = xp.zeros(shape, dtype=dtype)
+    if _is_basic(index):
+        out[index] = values
+        return out
+    if isinstance(out, np.ndarray):
+        np.add.at(out, index, values)
+        return out
+    if cp is not None and isinstance(out, cp.ndarray):
+        cp.add.at(out, index, values)
+        return out
+    return _scatter_add_onehot(xp, out, index, values)
+
+
+def _scatter_add_onehot(xp: Any, out: Any, index: tuple, values: Any) -> Any:
+    arrays = [i for i in index if not isinstance(i, (int, slice)) and i is not Ellipsis]
+    if len(arrays) != len(index):
+        raise NotImplementedError(
+            "indexing backward: mixing integer arrays with slices or ints needs NumPy or CuPy; "
+            f"this array lives in {xp.__name__}. Index with integer arrays only, one per "
+            "leading axis, or convert the tensor to NumPy."
+        )
+    k = len(arrays)
+    lead = out.shape[:k]
+    arrays = xp.broadcast_arrays(*arrays)
+    linear = xp.zeros(arrays[0].shape, dtype=xp.int64)
+    for i, n in zip(arrays, lead):
+        linear = linear * n + (i % n)  # negative indices count from the end, as in NumPy
+    n_rows = 1
+    for n in lead:
+        n_rows *= n
+    linear = xp.reshape(linear, (-1,))
+    onehot = xp.astype(linear[:, None] == xp.arange(n_rows)[None, :], out.dtype)
+    flat = xp.reshape(values, (linear.shape[0], -1))
+    summed = xp.matmul(xp.matrix_transpose(onehot), flat)
+    return out + xp.reshape(summed, out.shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# sliding windows: the patches of a convolution or a pooling layer
+
+
+def sliding_windows(x: Any, kh: int, kw: int, stride: int = 1) -> Any:
+    """Return the ``kh x kw`` windows of ``x`` (N, C, H, W) as (N, C, OH, OW, kh, kw).
+
+    On NumPy and CuPy this is a strided view: no copy. Elsewhere it is built from kh*kw slices
+    stacked on two new axes.
+    """
+    n, c, h, w = x.shape
+    oh, ow = (h - kh) // stride + 1, (w - kw) // stride + 1
+    if isinstance(x, np.ndarray) or (cp is not None and isinstance(x, cp.ndarray)):
+        lib = np if isinstance(x, np.ndarray) else cp
+        sn, sc, sh, sw = x.strides
+        return lib.lib.stride_tricks.as_strided(
+            x, shape=(n, c, oh, ow, kh, kw),
+            strides=(sn, sc, sh * stride, sw * stride, sh, sw), writeable=False)
+    xp = namespace(x)
+    rows = []
+    for i in range(kh):
+        cols = [x[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
+                for j in range(kw)]
+        rows.append(xp.stack(cols, axis=-1))
+    return xp.stack(rows, axis=-2)
+
+
+def to_device(x: Any, device: str) -> Any:
+    """Copy ``x`` to ``"cpu"`` (a NumPy array) or ``"cuda"`` / ``"cuda:N"`` (a CuPy array)."""
+    if device == "cpu":
+        return to_numpy(x)
+    if device.startswith("cuda"):
+        if cp is None:
+            raise RuntimeError("to('cuda'): CuPy is not installed; pip install "
+                               "'minigrad-course[gpu]' on a machine with an NVIDIA GPU")
+        index = int(device.split(":")[1]) if ":" in device else 0
+        with cp.cuda.Device(index):
+            return cp.asarray(to_numpy(x) if not isinstance(x, cp.ndarray) else x)
+    raise ValueError(f"to(): unknown device {device!r}; expected 'cpu' or 'cuda[:N]'")
