@@ -154,6 +154,8 @@ def scatter_add(xp: Any, shape: tuple, dtype: Any, index: Any, values: Any) -> A
 
 
 def _scatter_add_onehot(xp: Any, out: Any, index: tuple, values: Any) -> Any:
+    if index and index[-1] is Ellipsis:
+        index = index[:-1]
     arrays = [i for i in index if not isinstance(i, (int, slice)) and i is not Ellipsis]
     if len(arrays) != len(index):
         raise NotImplementedError(

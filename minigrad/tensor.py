@@ -555,15 +555,16 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         broadcast_shapes(sa[:-2], sb[:-2], op="matmul (batch axes)")
         raise
 
+    # A vector is a one-row (left) or one-column (right) matrix; g gets that axis back.
+    sa2 = sa if len(sa) > 1 else (1,) + sa
+    sb2 = sb if len(sb) > 1 else sb + (1,)
+    sg2 = broadcast_shapes(sa2[:-2], sb2[:-2]) + (sa2[-2], sb2[-1])
+
     def vjp(g: Array, x: Array, w: Array) -> tuple:
-        if x.ndim == 1:  # a row vector: (k,) -> (1, k), and g gains that axis
-            x, g = x[None, :], g[..., None, :]
-        if w.ndim == 1:  # a column vector: (k,) -> (k, 1)
-            w, g = w[:, None], g[..., None]
-        ga = g @ xp.matrix_transpose(w)
-        gb = xp.matrix_transpose(x) @ g
-        return (unbroadcast(ga, sa) if len(sa) > 1 else xp.reshape(unbroadcast(ga, (1,) + sa), sa),
-                unbroadcast(gb, sb) if len(sb) > 1 else xp.reshape(unbroadcast(gb, sb + (1,)), sb))
+        g = xp.reshape(g, sg2)
+        ga = g @ xp.matrix_transpose(xp.reshape(w, sb2))
+        gb = xp.matrix_transpose(xp.reshape(x, sa2)) @ g
+        return xp.reshape(unbroadcast(ga, sa2), sa), xp.reshape(unbroadcast(gb, sb2), sb)
 
     return op(y, (a, b), vjp, saved=(a.data, b.data), name="matmul")
 
@@ -601,7 +602,7 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     before = (slice(None),) * ax
 
     def vjp(g: Array) -> tuple:
-        return tuple(g[before + (slice(lo, hi),)] for lo, hi in zip(bounds, bounds[1:]))
+        return tuple(g[before + (slice(lo, hi), ...)] for lo, hi in zip(bounds, bounds[1:]))
 
     return op(y, tensors, vjp, name="concatenate")
 
@@ -612,7 +613,7 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     xp = tensors[0]._xp
     y = xp.stack([t.data for t in tensors], axis=axis)
     before = (slice(None),) * (axis % y.ndim)
-    return op(y, tensors, lambda g: tuple(g[before + (i,)] for i in range(len(tensors))),
+    return op(y, tensors, lambda g: tuple(g[before + (i, ...)] for i in range(len(tensors))),
               name="stack")
 
 
@@ -661,17 +662,19 @@ def _topological_order(root: Tensor) -> list[Tensor]:
     An explicit stack instead of recursion, so a chain 10,000 operations deep works.
     """
     order: list[Tensor] = []
-    visited = {id(root)}
+    visited: set[int] = set()
     stack: list[tuple[Tensor, bool]] = [(root, False)]
     while stack:
         node, parents_done = stack.pop()
-        if parents_done:
+        if parents_done:  # every parent is already in the order: the node can follow
             order.append(node)
             continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
         stack.append((node, True))
         for parent in node._parents:
             if parent.requires_grad and id(parent) not in visited:
-                visited.add(id(parent))
                 stack.append((parent, False))
     return order
 
@@ -767,7 +770,7 @@ def _pick(a: Any, b: Any, kind: str) -> Tensor:
 
 
 def _index_for(index: Any, data: Array) -> Any:
-    """Unwrap tensors and turn lists into integer arrays in ``data``'s namespace."""
+    """Unwrap tensors, turn lists into integer arrays of ``data``'s namespace, end with ``...``."""
     items = index if isinstance(index, tuple) else (index,)
     out = []
     for i in items:
@@ -776,4 +779,6 @@ def _index_for(index: Any, data: Array) -> Any:
         elif isinstance(i, list):
             i = asarray(i, like=data)
         out.append(i)
-    return tuple(out) if isinstance(index, tuple) else out[0]
+    if all(i is None or isinstance(i, (int, slice)) for i in out):
+        out.append(Ellipsis)  # the same in NumPy; the array API asks for it explicitly
+    return tuple(out)
