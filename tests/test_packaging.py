@@ -25,7 +25,9 @@ def _pyproject() -> dict:
 def _environment() -> dict[str, str]:
     """Package name -> version spec from environment.yml (conda and pip sections alike)."""
     specs = {}
-    for line in (ROOT / "environment.yml").read_text().splitlines():
+    text = (ROOT / "environment.yml").read_text()
+    text = text[text.index("dependencies:"):]
+    for line in text.splitlines():
         item = line.strip()
         if not item.startswith("- ") or item.endswith(":"):
             continue
