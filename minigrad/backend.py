@@ -27,6 +27,7 @@ except Exception:  # pragma: no cover - depends on the machine
 __all__ = [
     "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
     "scatter_add", "sliding_windows", "device_name", "cupy_available", "to_device",
+    "default_rng", "uniform", "copy_to", "save_npz", "load_npz",
 ]
 
 # array_namespace() inspects its argument every time and costs more than a small add, so the
@@ -218,3 +219,94 @@ def to_device(x: Any, device: str) -> Any:
         with cp.cuda.Device(index):
             return cp.asarray(to_numpy(x) if not isinstance(x, cp.ndarray) else x)
     raise ValueError(f"to(): unknown device {device!r}; expected 'cpu' or 'cuda[:N]'")
+
+
+# ---------------------------------------------------------------------------------------------
+# Random initial values, copies between namespaces, and .npz files (for nn, optim, serialize)
+
+
+def default_rng(seed: Any = None) -> np.random.Generator:
+    """A NumPy random Generator: ``seed`` itself if it is one, else a new one from the seed."""
+    return np.random.default_rng(seed)
+
+
+def uniform(rng: Any, low: float, high: float, shape: tuple[int, ...], dtype: Any = "float64",
+            like: Any = None, device: str | None = None) -> Any:
+    """Values drawn uniformly from ``[low, high)`` by a NumPy Generator (or a seed).
+
+    They are always drawn in float64 (so a float32 layer gets the same numbers, rounded), then
+    converted to ``dtype`` and placed in ``like``'s namespace and device, or on ``device``.
+    """
+    values = np.random.default_rng(rng).uniform(low, high, size=shape)
+    if device is None and (like is None or isinstance(like, np.ndarray)):
+        return values.astype(resolve_dtype(_compat_numpy, dtype), copy=False)
+    return copy_to(values, like=like, dtype=dtype, device=device)
+
+
+def copy_to(x: Any, like: Any = None, dtype: Any = None, device: str | None = None) -> Any:
+    """A copy of ``x`` (an array of any namespace, a list or a number) as a new array.
+
+    It lives in ``like``'s namespace and device if ``like`` is given, else on ``device``
+    (``"cpu"`` or ``"cuda[:N]"``), else where ``x`` is; ``dtype`` converts it.
+    """
+    is_array = array_api_compat.is_array_api_obj(x) and not isinstance(x, (int, float, bool))
+    if device is not None:
+        copy = np.array(to_numpy(x) if is_array else x, dtype=resolve_dtype(_compat_numpy, dtype))
+        return copy if device == "cpu" else to_device(copy, device)
+    target = like if like is not None else (x if is_array else None)
+    if target is None or isinstance(target, (np.ndarray, np.generic)):
+        return np.array(to_numpy(x) if is_array else x, dtype=resolve_dtype(_compat_numpy, dtype))
+    xp = namespace(target)
+    if cp is not None and isinstance(target, cp.ndarray):
+        with cp.cuda.Device(target.device.id):
+            return cp.array(x, dtype=resolve_dtype(xp, dtype))
+    return xp.asarray(x, dtype=resolve_dtype(xp, dtype), copy=True)
+
+
+def save_npz(path: Any, arrays: dict[str, Any]) -> None:
+    """Write named arrays (or strings) to an uncompressed ``.npz`` file at exactly ``path``.
+
+    The file is written next to ``path`` under a temporary name and then renamed, so an
+    interrupted save never leaves half a file behind. Object arrays are refused (no pickles).
+    """
+    import os
+    import zipfile
+
+    path = os.fspath(path)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED,
+                                                   allowZip64=True) as zf:
+            for name, value in arrays.items():
+                with zf.open(name + ".npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asarray(to_numpy(value)),
+                                              allow_pickle=False)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def load_npz(path: Any) -> dict[str, np.ndarray]:
+    """Read every array of an ``.npz`` file (pickles refused).
+
+    Raises FileNotFoundError if there is no such file, and ValueError, saying why, if the file
+    is not a readable ``.npz`` archive.
+    """
+    import os
+    import zipfile
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path!r}")
+    with open(path, "rb") as f:
+        head = f.read(6)
+    if head == b"\x93NUMPY":
+        raise ValueError("it holds a single array (.npy), not an .npz archive")
+    if not head.startswith(b"PK"):
+        raise ValueError(f"it is not an .npz (zip) archive; it starts with {head!r}")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"it is damaged ({type(exc).__name__}: {exc})") from exc
