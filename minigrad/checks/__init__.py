@@ -1,0 +1,218 @@
+"""The checks that the lessons' check cells call, and the helpers they share.
+
+A check takes the *student's* objects (their functions and classes, passed in), runs them on
+small cases, prints what it verified when all is well, and otherwise raises
+:class:`CheckFailed` with a message that names the case, the expected and the actual values,
+and what usually causes that mistake. One module per lesson (``lesson1`` ...); each defines
+``EXERCISES = {"1.1": {"title": ..., "points": ...}, ...}``, the weights the grader uses.
+
+>>> from minigrad import checks
+>>> checks.lesson1.mul(mul)          # doctest: +SKIP
+✓ mul: forward values and both gradients agree with the scalar engine and finite differences (4 cases)
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import types
+from typing import Any, Callable, Iterator, NoReturn, Sequence
+
+import numpy as np
+
+__all__ = [
+    "CheckFailed", "require_student", "passed", "fail", "show", "assert_close",
+    "assert_shape", "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
+]
+
+_LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
+
+
+class CheckFailed(AssertionError):
+    """A check found a mistake; the message says which case, expected vs got, and why."""
+
+
+def __getattr__(name: str) -> Any:
+    """``checks.lesson1`` etc. are imported on first use."""
+    if name in _LESSONS:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + list(_LESSONS))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reporting
+
+
+def passed(message: str) -> None:
+    """Print the line a check prints when everything it verified is right."""
+    print(f"\u2713 {message}")
+
+
+def fail(case: str, problem: str, cause: str | None = None) -> NoReturn:
+    """Raise :class:`CheckFailed`: ``case`` says what was run, ``problem`` what is wrong,
+    ``cause`` what usually leads to it."""
+    msg = f"{case}: {problem}"
+    if cause:
+        msg += f"\n  usual cause: {cause}"
+    raise CheckFailed(msg)
+
+
+def show(x: Any, width: int = 120) -> str:
+    """A short, one-line picture of a value (arrays rounded, long ones elided)."""
+    if isinstance(x, np.ndarray) or np.isscalar(x):
+        arr = np.asarray(x)
+        if arr.dtype.kind in "fc":
+            text = np.array2string(arr, precision=4, separator=", ", threshold=12,
+                                   edgeitems=3, max_line_width=10_000)
+        else:
+            text = np.array2string(arr, separator=", ", threshold=12, edgeitems=3,
+                                   max_line_width=10_000)
+        text = " ".join(text.split())
+    else:
+        text = repr(x)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _kind(x: Any) -> str:
+    return f"a {type(x).__module__}.{type(x).__qualname__}"
+
+
+def require_student(obj: Any, name: str) -> None:
+    """Refuse an object that comes from minigrad (or is missing), asking for the student's own.
+
+    The checks test what the student wrote. ``minigrad.Tensor`` would pass them all, so it is
+    refused with a message (NumPy's own functions too), as is ``None``.
+    """
+    if obj is None:
+        raise CheckFailed(f"{name} is None: pass your own {name} (run the exercise cell that "
+                          "defines it first)")
+    if isinstance(obj, types.MethodType):
+        module = getattr(obj.__func__, "__module__", None)
+    elif isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        module = getattr(obj, "__module__", None)
+    else:  # an instance (a student's module, say) or a callable object such as a ufunc
+        module = type(obj).__module__
+    if isinstance(module, str) and module.split(".")[0] in ("minigrad", "numpy"):
+        raise CheckFailed(
+            f"{name} comes from {module}, not from your notebook. This check tests the {name} "
+            f"you wrote: pass your own (the one defined in your exercise cell).")
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing values
+
+
+def assert_shape(got: Any, expected: tuple[int, ...], case: str, what: str,
+                 cause: str | None = None) -> None:
+    """Fail unless ``got`` (an array or a shape) has the ``expected`` shape."""
+    shape = tuple(got) if isinstance(got, tuple) else tuple(np.shape(got))
+    if shape != tuple(expected):
+        fail(case, f"{what} has shape {shape} but should have shape {tuple(expected)}", cause)
+
+
+def assert_close(got: Any, expected: Any, case: str, what: str, cause: str | None = None,
+                 rtol: float = 1e-6, atol: float = 1e-8) -> None:
+    """Fail unless ``got`` equals ``expected`` (same shape, values within tolerance).
+
+    The message names the ``case`` and ``what`` was compared, shows both values and the first
+    element that differs, and adds the usual ``cause``.
+    """
+    if got is None:
+        fail(case, f"{what} is None; expected {show(expected)}", cause)
+    try:
+        got_arr = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        fail(case, f"{what} should be a number or an array; got {_kind(got)}: {show(got)}",
+             cause)
+    exp_arr = np.asarray(expected, dtype=np.float64)
+    if got_arr.shape != exp_arr.shape:
+        fail(case, f"{what} has shape {got_arr.shape} but should have shape {exp_arr.shape}\n"
+                   f"  expected: {show(exp_arr)}\n  got:      {show(got_arr)}", cause)
+    ok = np.isclose(got_arr, exp_arr, rtol=rtol, atol=atol, equal_nan=False)
+    if not ok.all():
+        bad = tuple(int(i) for i in np.argwhere(~ok)[0])
+        where = f" at index {bad}" if bad else ""
+        fail(case, f"{what} is wrong{where}: expected {exp_arr[bad]:.6g}, got {got_arr[bad]:.6g}"
+                   f"\n  expected: {show(exp_arr)}\n  got:      {show(got_arr)}", cause)
+
+
+# ---------------------------------------------------------------------------------------------
+# Finite differences (on NumPy functions)
+
+
+def numerical_gradient(f: Callable[[np.ndarray], float], x: np.ndarray,
+                       eps: float = 1e-6) -> np.ndarray:
+    """Central differences: ``(f(x + eps e_i) - f(x - eps e_i)) / 2 eps`` for every element."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = float(f(x.copy()))
+        x[i] = old - eps
+        down = float(f(x.copy()))
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def numerical_vjp(f: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], g: np.ndarray,
+                  eps: float = 1e-6) -> list[np.ndarray]:
+    """The vector-Jacobian product by finite differences: the gradient of
+    ``sum(g * f(*inputs))`` with respect to each input."""
+    inputs = [np.array(x, dtype=np.float64) for x in inputs]
+    grads = []
+    for k in range(len(inputs)):
+        def scalar(xk: np.ndarray, k: int = k) -> float:
+            args = list(inputs)
+            args[k] = xk
+            return float(np.sum(g * np.asarray(f(*args), dtype=np.float64)))
+        grads.append(numerical_gradient(scalar, inputs[k], eps))
+    return grads
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the student's code
+
+
+@contextlib.contextmanager
+def student_code(case: str, name: str = "your code") -> Iterator[None]:
+    """Run the student's code, turning any error it raises into a :class:`CheckFailed` that
+    names the case (the original error stays attached, with its traceback)."""
+    try:
+        yield
+    except CheckFailed:
+        raise
+    except NotImplementedError as e:
+        raise CheckFailed(f"{case}: {name} raised NotImplementedError: the exercise is not "
+                          "done yet. Replace `raise NotImplementedError` with your code and "
+                          "run the exercise cell again.") from e
+    except RecursionError as e:
+        raise CheckFailed(f"{case}: {name} hit Python's recursion limit (RecursionError). "
+                          "Deep graphs need a loop with an explicit stack, not recursion.") from e
+    except Exception as e:  # noqa: BLE001 - any error in student code is reported, not raised
+        raise CheckFailed(f"{case}: {name} raised {type(e).__name__}: {e}") from e
+
+
+def with_globals(fn: Callable, **names: Any) -> Callable:
+    """A copy of the function ``fn`` whose global names ``names`` are replaced.
+
+    This is how a check puts the student's piece into a reference scaffold: the student's
+    ``mul`` builds *reference* tensors when its global ``Tensor`` is swapped, so a mistake
+    elsewhere in the notebook cannot make the ``mul`` check fail.
+    """
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType):
+        raise CheckFailed(f"expected a function defined with def; got {_kind(fn)}")
+    env = dict(fn.__globals__)
+    env.update(names)
+    copy = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__dict__.update(fn.__dict__)
+    copy.__qualname__ = fn.__qualname__
+    copy.__module__ = fn.__module__
+    return copy

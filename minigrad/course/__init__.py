@@ -1,0 +1,25 @@
+"""The course tooling: build the solution notebooks, release the student lessons, check both.
+
+Command line (from the repository root)::
+
+    python -m minigrad.course build [NN ...]   # solutions/NN_*.py -> executed solutions/NN_*.ipynb
+    python -m minigrad.course release          # solutions/ -> lessons/ and minigrad/course/released/
+    python -m minigrad.course check            # non-zero exit when anything above is stale
+
+The functions the grader and the tests use are importable from here: :func:`release_notebook`,
+:func:`exercise_cells`, :func:`check_cells`, :func:`released_notebook`, :func:`cell_checksum`...
+"""
+from .notebooks import (BEGIN, END, PLACEHOLDER, ReleaseError, cell_checksum, cell_tags,
+                        check_cells, check_id, demo_cells, exercise_cells, exercise_id,
+                        lesson_number, lesson_paths, lessons_dir, notebook_bytes, read_notebook,
+                        release, release_notebook, release_source, released_dir,
+                        released_notebook, released_paths, repo_root, solution_paths,
+                        solutions_dir, stale, validate_notebook, write_notebook)
+
+__all__ = [
+    "BEGIN", "END", "PLACEHOLDER", "ReleaseError", "cell_checksum", "cell_tags", "check_cells",
+    "check_id", "demo_cells", "exercise_cells", "exercise_id", "lesson_number", "lesson_paths",
+    "lessons_dir", "notebook_bytes", "read_notebook", "release", "release_notebook",
+    "release_source", "released_dir", "released_notebook", "released_paths", "repo_root",
+    "solution_paths", "solutions_dir", "stale", "validate_notebook", "write_notebook",
+]

@@ -1,0 +1,62 @@
+"""``python -m minigrad.course build|release|check``: see :mod:`minigrad.course`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .notebooks import release, repo_root, stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m minigrad.course",
+        description="Build the solution notebooks, release the student lessons, check both.")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="the repository root (default: the current directory if it has "
+                             "solutions/, else the checkout minigrad was imported from)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="make solutions/NN_*.ipynb from solutions/NN_*.py, "
+                                     "executed, then release")
+    b.add_argument("lessons", nargs="*", help="lesson numbers or names (default: all)")
+    b.add_argument("--no-execute", action="store_true", help="convert only, do not run")
+    b.add_argument("--no-release", action="store_true", help="do not release afterwards")
+    b.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
+    sub.add_parser("release", help="write lessons/ and minigrad/course/released/ from solutions/")
+    sub.add_parser("check", help="exit 1 when lessons/, released/ or a solution notebook is stale")
+    args = parser.parse_args(argv)
+    root = args.root or repo_root()
+
+    if args.command == "build":
+        from .build import build
+        build(root, args.lessons or None, run=not args.no_execute, timeout=args.timeout)
+        if not args.no_release:
+            _report_release(release(root), root)
+        return 0
+    if args.command == "release":
+        _report_release(release(root), root)
+        return 0
+    from .build import twin_mismatches
+    problems = twin_mismatches(root) + stale(root)
+    if problems:
+        print("stale:\n  " + "\n  ".join(problems), file=sys.stderr)
+        print("fix: python -m minigrad.course build (after editing a .py twin) or "
+              "python -m minigrad.course release", file=sys.stderr)
+        return 1
+    print("lessons/ and minigrad/course/released/ are up to date with solutions/")
+    return 0
+
+
+def _report_release(changed: list[Path], root: Path) -> None:
+    if not changed:
+        print("release: lessons/ and minigrad/course/released/ already up to date")
+    for p in changed:
+        try:
+            shown = p.relative_to(root)
+        except ValueError:
+            shown = p
+        print(f"release: {'removed' if not p.exists() else 'wrote'} {shown}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

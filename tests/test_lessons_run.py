@@ -1,0 +1,54 @@
+"""Run each student notebook in lessons/ as a student would before writing any code.
+
+Every cell before the first exercise runs cleanly; every check cell fails with the check's own
+failure (``CheckFailed``, or the exercise's ``NotImplementedError``), never with an unrelated
+error such as a ``NameError`` or a ``TypeError``; and no other cell fails in any other way.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from minigrad.course import check_id, exercise_id, read_notebook
+from minigrad.course.build import execute
+
+ROOT = Path(__file__).resolve().parents[1]
+ALLOWED = {"CheckFailed", "NotImplementedError"}
+
+
+def _lesson(number: str) -> Path | None:
+    found = sorted((ROOT / "lessons").glob(f"{number}_*.ipynb"))
+    return found[0] if found else None
+
+
+def _errors(cell) -> list:
+    return [o for o in cell.get("outputs", []) if o.output_type == "error"]
+
+
+@pytest.mark.slow  # one kernel per lesson, a few seconds each
+@pytest.mark.parametrize("number", ["01", "02", "03", "04"])
+def test_unsolved_lesson_fails_only_in_its_checks(number):
+    path = _lesson(number)
+    if path is None:
+        pytest.skip(f"lessons/{number}_*.ipynb does not exist yet")
+    nb = execute(read_notebook(path), cwd=path.parent, timeout=120, allow_errors=True)
+
+    first_exercise = next((i for i, c in enumerate(nb.cells) if exercise_id(c)), None)
+    assert first_exercise is not None, f"{path.name} has no exercise cell"
+    checks = [c for c in nb.cells if check_id(c)]
+    assert checks, f"{path.name} has no check cell"
+
+    for i, cell in enumerate(nb.cells):
+        where = f"{path.name}, cell {i} ({cell.get('id')})"
+        errors = _errors(cell)
+        if i < first_exercise:
+            assert not errors, f"{where} fails before any exercise: {errors[0].ename}: " \
+                               f"{errors[0].evalue}"
+        for err in errors:
+            assert err.ename in ALLOWED, (
+                f"{where} fails with an unrelated error {err.ename}: {err.evalue}\n"
+                + "\n".join(err.traceback[-3:]))
+        if check_id(cell):
+            assert errors, f"{where}: check {check_id(cell)} passes on the unsolved lesson"
+            assert errors[0].evalue.strip(), f"{where}: the failure has no message"
