@@ -9,7 +9,8 @@ What the standard lacks and the engine needs lives here, with a fast path for Nu
 fallback made only of standard functions:
 
 * :func:`scatter_add` -- the backward pass of indexing with integer arrays;
-* :func:`sliding_windows` -- the patches that ``im2col`` turns into one matrix product.
+* :func:`sliding_windows` -- the patches that ``im2col`` turns into one matrix product, and
+  :func:`add_windows` (col2im), which adds patches back where they came from.
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ except Exception:  # pragma: no cover - depends on the machine
 
 __all__ = [
     "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
-    "scatter_add", "sliding_windows", "device_name", "cupy_available", "to_device",
-    "default_rng", "uniform", "copy_to", "save_npz", "load_npz",
+    "scatter_add", "sliding_windows", "window_slice", "add_windows", "device_name",
+    "cupy_available", "to_device", "default_rng", "uniform", "copy_to", "save_npz", "load_npz",
 ]
 
 # array_namespace() inspects its argument every time and costs more than a small add, so the
@@ -184,27 +185,68 @@ def _scatter_add_onehot(xp: Any, out: Any, index: tuple, values: Any) -> Any:
 # sliding windows: the patches of a convolution or a pooling layer
 
 
-def sliding_windows(x: Any, kh: int, kw: int, stride: int = 1) -> Any:
+def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
+    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def sliding_windows(x: Any, kh: int, kw: int, stride: int | tuple[int, int] = 1) -> Any:
     """Return the ``kh x kw`` windows of ``x`` (N, C, H, W) as (N, C, OH, OW, kh, kw).
 
-    On NumPy and CuPy this is a strided view: no copy. Elsewhere it is built from kh*kw slices
-    stacked on two new axes.
+    ``windows[n, c, i, j]`` is the patch ``x[n, c, i*sh : i*sh + kh, j*sw : j*sw + kw]``, with
+    ``stride`` an int or a pair ``(sh, sw)``. On NumPy and CuPy this is a strided view: no copy,
+    whatever the memory layout of ``x``. Elsewhere it is built from kh*kw strided slices stacked
+    on two new axes.
     """
     n, c, h, w = x.shape
-    oh, ow = (h - kh) // stride + 1, (w - kw) // stride + 1
+    sh, sw = _pair(stride)
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
     if isinstance(x, np.ndarray) or (cp is not None and isinstance(x, cp.ndarray)):
         lib = np if isinstance(x, np.ndarray) else cp
-        sn, sc, sh, sw = x.strides
+        s_n, s_c, s_h, s_w = x.strides
         return lib.lib.stride_tricks.as_strided(
             x, shape=(n, c, oh, ow, kh, kw),
-            strides=(sn, sc, sh * stride, sw * stride, sh, sw), writeable=False)
+            strides=(s_n, s_c, s_h * sh, s_w * sw, s_h, s_w), writeable=False)
     xp = namespace(x)
     rows = []
     for i in range(kh):
-        cols = [x[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
-                for j in range(kw)]
+        cols = [x[:, :, window_slice(i, oh, sh), window_slice(j, ow, sw)] for j in range(kw)]
         rows.append(xp.stack(cols, axis=-1))
     return xp.stack(rows, axis=-2)
+
+
+def window_slice(offset: int, count: int, stride: int) -> slice:
+    """The slice that picks position ``offset`` of each of ``count`` windows along one axis.
+
+    ``x[:, :, window_slice(i, oh, sh), window_slice(j, ow, sw)]`` is
+    ``sliding_windows(x, kh, kw, (sh, sw))[..., i, j]``: row ``i``, column ``j`` of every window.
+    """
+    return slice(offset, offset + stride * (count - 1) + 1, stride)
+
+
+def add_windows(out: Any, windows: Any, stride: int | tuple[int, int] = 1) -> Any:
+    """Add ``windows`` (N, C, OH, OW, kh, kw) back onto ``out`` (N, C, H, W), in place.
+
+    This is col2im, the adjoint of :func:`sliding_windows`: every window value is added to the
+    position of ``out`` it was taken from, and where windows overlap the values add up. It is
+    the backward pass of anything built on ``sliding_windows``. It loops over the kh*kw
+    positions of a window, each one strided slice of ``out`` (standard functions only); when
+    windows do not overlap, NumPy and CuPy add them all at once through a strided view.
+    Returns ``out``.
+    """
+    *_, oh, ow, kh, kw = windows.shape
+    sh, sw = _pair(stride)
+    lib = np if isinstance(out, np.ndarray) else (
+        cp if cp is not None and isinstance(out, cp.ndarray) else None)
+    if lib is not None and sh >= kh and sw >= kw:  # disjoint windows: one strided add
+        s_n, s_c, s_h, s_w = out.strides
+        view = lib.lib.stride_tricks.as_strided(
+            out, shape=windows.shape, strides=(s_n, s_c, s_h * sh, s_w * sw, s_h, s_w))
+        view += windows
+        return out
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, window_slice(i, oh, sh), window_slice(j, ow, sw)] += windows[..., i, j]
+    return out
 
 
 def to_device(x: Any, device: str) -> Any:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import asarray, namespace
+from .conv import conv2d, max_pool2d
 from .tensor import Tensor, op
 
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
-           "relu", "sigmoid", "tanh", "leaky_relu", "linear"]
+           "relu", "sigmoid", "tanh", "leaky_relu", "linear", "conv2d", "max_pool2d"]
 
 
 def _logsumexp(z: Any, axis: int) -> Any:

@@ -1,0 +1,219 @@
+"""Convolution and max-pooling, each one engine operation with an exact backward rule.
+
+Both are written with *im2col*: cut the input into the windows the kernel slides over, then
+do the arithmetic on all windows at once.
+
+``conv2d``
+    The windows of ``x`` (with ``C * kh * kw`` numbers each) become the columns of one matrix
+    ``cols``; the kernels become the rows of ``w`` (``C_out`` rows). The whole convolution is
+    then ONE matrix product, ``y = w @ cols``, and its backward rules are the two of ``matmul``:
+
+    * ``dw = dy @ cols.T``  -- how much each kernel weight contributed to each output;
+    * ``dcols = w.T @ dy``  -- then *col2im* adds each column back onto the pixels it was cut
+      from (windows overlap, so a pixel collects from every window that contains it).
+
+``max_pool2d``
+    The output is the largest value of each window; in backward the gradient goes to the one
+    position that was the maximum -- the *first* one when several values tie (as in PyTorch),
+    which happens often in upsampled images.
+
+Arrays are in the (N, C, H, W) layout outside. Inside, ``conv2d`` copies the input once into a
+*batch-last* buffer (C, H, W, N) and returns its output as an (N, C, H, W) view of a batch-last
+array. The values are the same; only the order in memory differs. With the batch last, each
+window position is a long contiguous run of memory (``OW * N`` numbers), so the im2col copy,
+col2im and pooling all move memory in long runs, and the next layer gets its input batch-last
+for free. Only standard array-API functions are used (``permute_dims``, ``reshape``, ``@``,
+slicing), plus :func:`minigrad.backend.sliding_windows` and :func:`minigrad.backend.add_windows`,
+so the same code runs on NumPy, CuPy and array-api-strict.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .backend import add_windows, is_floating, sliding_windows, window_slice
+from .tensor import Tensor, op
+
+__all__ = ["conv2d", "max_pool2d"]
+
+Array = Any
+IntPair = int | tuple[int, int]
+
+
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
+           padding: IntPair = 0) -> Tensor:
+    """2-D convolution (cross-correlation, as in PyTorch) of a batch of images.
+
+    Parameters
+    ----------
+    x : Tensor of shape (N, C_in, H, W)
+        The images.
+    weight : Tensor of shape (C_out, C_in, kh, kw)
+        One ``C_in x kh x kw`` kernel per output channel.
+    bias : Tensor of shape (C_out,), optional
+        Added to every position of each output channel.
+    stride : int or (int, int)
+        Step between windows, vertically and horizontally.
+    padding : int or (int, int)
+        Zeros added on both sides of the height and of the width.
+
+    Returns
+    -------
+    Tensor of shape (N, C_out, OH, OW)
+        ``OH = (H + 2 * padding - kh) // stride + 1`` (likewise ``OW``), and
+        ``out[n, o, i, j] = bias[o] + sum over c, a, b of
+        weight[o, c, a, b] * x_padded[n, c, i * stride + a, j * stride + b]``.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> x = Tensor(np.ones((1, 1, 4, 4)))
+    >>> w = Tensor(np.ones((2, 1, 3, 3)), requires_grad=True)
+    >>> conv2d(x, w, padding=1).shape
+    (1, 2, 4, 4)
+    """
+    sh, sw = _pair(stride, "conv2d", "stride", low=1)
+    ph, pw = _pair(padding, "conv2d", "padding", low=0)
+    n, c, h, w, c_out, kh, kw = _check_conv(x, weight, bias)
+    hp, wp = h + 2 * ph, w + 2 * pw
+    if kh > hp or kw > wp:
+        raise ValueError(f"conv2d: the {kh}x{kw} kernel is larger than the input "
+                         f"{h}x{w} with padding ({ph}, {pw}): {hp}x{wp}")
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    xp = x._xp
+    k = c * kh * kw  # numbers in one window: the length of one column of cols
+
+    # 1. The input, zero-padded, in a batch-last buffer (C, Hp, Wp, N), seen as (N, C, Hp, Wp).
+    buffer = xp.zeros((c, hp, wp, n), dtype=x.dtype)
+    buffer[:, ph:ph + h, pw:pw + w, :] = xp.permute_dims(x.data, (1, 2, 3, 0))
+    padded = xp.permute_dims(buffer, (3, 0, 1, 2))
+    # 2. im2col: the windows (N, C, OH, OW, kh, kw), reordered to (C, kh, kw, OH, OW, N) and
+    #    copied into a matrix with one column per window: (C*kh*kw, OH*OW*N).
+    windows = sliding_windows(padded, kh, kw, (sh, sw))
+    cols = xp.reshape(xp.permute_dims(windows, (1, 4, 5, 2, 3, 0)), (k, oh * ow * n))
+    # 3. One matrix product gives every output: (C_out, C*kh*kw) @ (C*kh*kw, OH*OW*N).
+    w_mat = xp.reshape(weight.data, (c_out, k))
+    y = w_mat @ cols
+    if bias is not None:
+        y += xp.reshape(bias.data, (c_out, 1))
+    out = xp.permute_dims(xp.reshape(y, (c_out, oh, ow, n)), (3, 0, 1, 2))  # (N, C_out, OH, OW)
+
+    need_x, need_w = x.requires_grad, weight.requires_grad
+    w_shape = tuple(weight.shape)
+
+    def vjp(g: Array, w_mat: Array, cols: Array | None = None) -> tuple:
+        # The output gradient as a matrix like y: (C_out, OH*OW*N) (free when g is batch-last).
+        g_mat = xp.reshape(xp.permute_dims(g, (1, 2, 3, 0)), (c_out, oh * ow * n))
+        gw = xp.reshape(g_mat @ xp.matrix_transpose(cols), w_shape) if need_w else None
+        gb = xp.sum(g_mat, axis=1) if bias is not None else None
+        gx = None
+        if need_x:
+            d_cols = xp.matrix_transpose(w_mat) @ g_mat  # (C*kh*kw, OH*OW*N)
+            d_windows = xp.permute_dims(xp.reshape(d_cols, (c, kh, kw, oh, ow, n)),
+                                        (5, 0, 3, 4, 1, 2))  # (N, C, OH, OW, kh, kw)
+            d_padded = xp.permute_dims(xp.zeros((c, hp, wp, n), dtype=g.dtype), (3, 0, 1, 2))
+            d_padded = add_windows(d_padded, d_windows, (sh, sw))  # col2im
+            gx = d_padded[:, :, ph:ph + h, pw:pw + w]
+        return (gx, gw) if bias is None else (gx, gw, gb)
+
+    # cols (the big one) is kept only when the weight needs its gradient.
+    saved = (w_mat, cols) if need_w else (w_mat,)
+    parents = (x, weight) if bias is None else (x, weight, bias)
+    return op(out, parents, vjp, saved=saved, name="conv2d")
+
+
+def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -> Tensor:
+    """The largest value of each ``kernel_size`` window of a batch of images.
+
+    Parameters
+    ----------
+    x : Tensor of shape (N, C, H, W)
+        The images.
+    kernel_size : int or (int, int)
+        Height and width of the windows.
+    stride : int or (int, int), optional
+        Step between windows; by default ``kernel_size`` (windows side by side, no overlap).
+
+    Returns
+    -------
+    Tensor of shape (N, C, OH, OW)
+        ``OH = (H - kh) // stride + 1``: rows and columns that do not fill a window are
+        dropped, as in PyTorch.
+
+    Notes
+    -----
+    Backward sends each output's gradient to the position of its window that holds the
+    maximum; when several hold it, to the first of them in row-major order, as PyTorch does.
+    """
+    kh, kw = _pair(kernel_size, "max_pool2d", "kernel_size", low=1)
+    sh, sw = (kh, kw) if stride is None else _pair(stride, "max_pool2d", "stride", low=1)
+    if x.ndim != 4:
+        raise ValueError(f"max_pool2d: expected x of shape (N, C, H, W); got shape {x.shape}")
+    n, c, h, w = x.shape
+    if kh > h or kw > w:
+        raise ValueError(f"max_pool2d: the {kh}x{kw} window is larger than the {h}x{w} input")
+    xp = x._xp
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    rows = [window_slice(i, oh, sh) for i in range(kh)]  # row i of every window
+    columns = [window_slice(j, ow, sw) for j in range(kw)]
+
+    # Elementwise maximum over the kh*kw positions of the windows: each position is a strided
+    # slice of x, i.e. sliding_windows(x)[..., i, j], taken without building the windows.
+    y = x.data[:, :, rows[0], columns[0]]
+    for i in range(kh):
+        for j in range(kw):
+            if i or j:
+                y = xp.maximum(y, x.data[:, :, rows[i], columns[j]])
+
+    def vjp(g: Array, x: Array, y: Array) -> Array:
+        dx = xp.zeros_like(x)
+        not_found = xp.ones(y.shape, dtype=xp.bool)  # windows whose maximum is still unclaimed
+        for i in range(kh):  # row-major order: the first maximum claims the gradient
+            for j in range(kw):
+                first = (x[:, :, rows[i], columns[j]] == y) & not_found
+                not_found = not_found & ~first
+                dx[:, :, rows[i], columns[j]] += g * xp.astype(first, g.dtype)
+        return dx
+
+    return op(y, (x,), vjp, saved=(x.data, y), name="max_pool2d")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _pair(value: Any, fn: str, name: str, low: int) -> tuple[int, int]:
+    """``3 -> (3, 3)``; ``(2, 3)`` stays; anything else, or below ``low``, is an error."""
+    pair = (value, value) if isinstance(value, int) else tuple(value) \
+        if isinstance(value, (tuple, list)) else None
+    if (pair is None or len(pair) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                   for v in pair)):
+        raise TypeError(f"{fn}: {name} must be an int or a pair of ints; got {value!r}")
+    if min(pair) < low:
+        raise ValueError(f"{fn}: {name} must be >= {low}; got {value!r}")
+    return pair
+
+
+def _check_conv(x: Tensor, weight: Tensor, bias: Tensor | None) -> tuple[int, ...]:
+    """Check the shapes and dtypes of conv2d's inputs; return (N, C, H, W, C_out, kh, kw)."""
+    if x.ndim != 4:
+        hint = " (add a batch axis: x.reshape(1, *x.shape))" if x.ndim == 3 else ""
+        raise ValueError(f"conv2d: expected x of shape (N, C, H, W); got shape {x.shape}{hint}")
+    if weight.ndim != 4:
+        raise ValueError(f"conv2d: expected weight of shape (C_out, C_in, kh, kw); got shape "
+                         f"{weight.shape}")
+    n, c, h, w = x.shape
+    c_out, c_in, kh, kw = weight.shape
+    if c != c_in:
+        raise ValueError(f"conv2d: x has {c} channels (shape {x.shape}) but weight expects "
+                         f"{c_in} (weight shape {weight.shape} is (C_out, C_in, kh, kw))")
+    if bias is not None and bias.shape != (c_out,):
+        raise ValueError(f"conv2d: expected bias of shape ({c_out},), one per output channel; "
+                         f"got shape {bias.shape}")
+    for name, t in (("x", x), ("weight", weight)) + ((("bias", bias),) if bias is not None
+                                                      else ()):
+        if not is_floating(x._xp, t.dtype):
+            raise TypeError(f"conv2d: {name} must be floating point; got dtype {t.dtype}")
+        if t.dtype != x.dtype:
+            raise TypeError(f"conv2d: x has dtype {x.dtype} but {name} has dtype {t.dtype}; "
+                            f"convert one of them, e.g. x.astype({str(t.dtype)!r})")
+    return n, c, h, w, c_out, kh, kw
