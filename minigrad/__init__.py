@@ -11,6 +11,8 @@ from .gradcheck import gradcheck
 from .tensor import (Tensor, concatenate, enable_grad, exp, is_grad_enabled, leaky_relu, log,
                      matmul, maximum, minimum, no_grad, op, relu, sigmoid, sqrt, stack, tanh,
                      tensor, where)
+from . import functional, nn, optim
+from .serialize import load, save
 
 __version__ = "0.1.0"
 
@@ -18,4 +20,5 @@ __all__ = [
     "Tensor", "tensor", "op", "no_grad", "enable_grad", "is_grad_enabled", "unbroadcast",
     "gradcheck", "matmul", "maximum", "minimum", "where", "concatenate", "stack",
     "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "leaky_relu", "__version__",
+    "functional", "nn", "optim", "save", "load",
 ]

@@ -1,0 +1,505 @@
+"""Layers as objects: :class:`Parameter`, :class:`Module` and the building blocks of a network.
+
+A :class:`Module` is a function with state. Its state is whatever it holds in its attributes:
+:class:`Parameter` tensors (trained by an optimizer), other modules, and lists or dicts of
+either. :meth:`Module.named_parameters` finds them all by walking those attributes, and names
+each by its path, ``"layers.0.weight"``; the same names key :meth:`Module.state_dict`.
+
+>>> import minigrad.nn as nn
+>>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
+>>> model
+Sequential(
+  (0): Linear(in_features=2, out_features=16, bias=True)
+  (1): ReLU()
+  (2): Linear(in_features=16, out_features=2, bias=True)
+)
+>>> [name for name, p in model.named_parameters()]
+['0.weight', '0.bias', '2.weight', '2.bias']
+
+The names and behaviour follow PyTorch's ``torch.nn``, so what is learned here carries over.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, NamedTuple
+
+from . import backend
+from . import functional as F
+from .tensor import Tensor, op
+
+__all__ = [
+    "Parameter", "Module", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Sequential",
+    "Flatten", "Dropout", "CrossEntropyLoss", "MSELoss",
+]
+
+
+class Parameter(Tensor):
+    """A tensor that is a trainable part of a module: it requires grad by default.
+
+    A module finds its parameters by type, so wrap every trainable array in ``Parameter``.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Any, requires_grad: bool = True, dtype: Any = None) -> None:
+        super().__init__(data, requires_grad=requires_grad, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class IncompatibleKeys(NamedTuple):
+    """What :meth:`Module.load_state_dict` did not match (only non-empty with strict=False)."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Base class of every layer and network.
+
+    Subclasses set their parameters and submodules as attributes in ``__init__`` and define
+    ``forward``; calling the module calls ``forward``. Parameters and modules are found in
+    attributes, and inside lists, tuples and dicts held by attributes.
+    """
+
+    training: bool = True  # class defaults, so a subclass works even without super().__init__()
+    _buffer_names: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.training = True
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} has no forward(); define "
+                                  "forward(self, x) in the subclass")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # --- what a module holds ------------------------------------------------------------------
+
+    def _members(self) -> Iterator[tuple[str, Any]]:
+        """(name, value) for each Parameter and Module held directly by this module."""
+        for name, value in vars(self).items():
+            yield from _walk(name, value)
+
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """The modules held directly by this one, with their names."""
+        for name, value in self._members():
+            if isinstance(value, Module):
+                yield name, value
+
+    def children(self) -> Iterator["Module"]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
+        """This module (named ``prefix``) and every module inside it, each once."""
+        seen: set[int] = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = [(f"{name}.{child_name}" if name else child_name, child)
+                        for child_name, child in module.named_children()]
+            stack.extend(reversed(children))  # visit children in the order they were set
+
+    def modules(self) -> Iterator["Module"]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
+        """Every parameter, named by its path (``"encoder.layers.0.weight"``), each once."""
+        seen: set[int] = set()
+        for module_name, module in self.named_modules(prefix):
+            for name, value in module._members():
+                if isinstance(value, Parameter) and id(value) not in seen:
+                    seen.add(id(value))
+                    yield (f"{module_name}.{name}" if module_name else name), value
+
+    def parameters(self) -> Iterator[Parameter]:
+        """Every parameter, each once: what an optimizer is given."""
+        for _, p in self.named_parameters():
+            yield p
+
+    def register_buffer(self, name: str, value: Any) -> None:
+        """Hold a tensor that is state but not trained (e.g. running statistics).
+
+        A buffer is an attribute (``self.<name>``) and is saved in :meth:`state_dict`.
+        """
+        setattr(self, name, value if value is None or isinstance(value, Tensor)
+                else Tensor(value))
+        if name not in self._buffer_names:
+            self._buffer_names = self._buffer_names + (name,)
+
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        for module_name, module in self.named_modules(prefix):
+            for name in module._buffer_names:
+                value = getattr(module, name)
+                if value is not None:
+                    yield (f"{module_name}.{name}" if module_name else name), value
+
+    def buffers(self) -> Iterator[Tensor]:
+        for _, b in self.named_buffers():
+            yield b
+
+    # --- training -------------------------------------------------------------------------------
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of all parameters (``backward()`` adds to them otherwise).
+
+        ``set_to_none=True`` drops them (``p.grad = None``, no memory kept); ``False``
+        replaces them with zeros.
+        """
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = p._xp.zeros_like(p.grad)
+
+    def train(self, mode: bool = True) -> "Module":
+        """Put this module and all inside it in training mode (``eval()``: the opposite).
+
+        Only some layers behave differently: :class:`Dropout` drops values only in training.
+        """
+        for module in self.modules():
+            module.training = mode
+        return self
+
+    def eval(self) -> "Module":
+        """Evaluation mode: the same as ``train(False)``."""
+        return self.train(False)
+
+    def to(self, device: str | None = None, dtype: Any = None) -> "Module":
+        """Move (``"cpu"``, ``"cuda"``) and/or convert every parameter and buffer, in place.
+
+        The Parameter objects stay the same (gradients are dropped), so do this before
+        making the optimizer only if the optimizer has state already.
+        """
+        for _, t in self._named_tensors():
+            new = backend.copy_to(t.data, device=device, dtype=dtype) if device is not None \
+                else backend.copy_to(t.data, like=t.data, dtype=dtype)
+            _set_data(t, new)
+            t.grad = None
+        return self
+
+    # --- saving and loading ---------------------------------------------------------------------
+
+    def _named_tensors(self) -> Iterator[tuple[str, Tensor]]:
+        yield from self.named_parameters()
+        yield from self.named_buffers()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every parameter and buffer by name, as its array (not a copy: the live values).
+
+        Save it with ``minigrad.save(model.state_dict(), path)``. To keep a snapshot in
+        memory while training goes on, copy the arrays: ``{k: v.copy() for k, v in ...}``.
+        """
+        return {name: t.data for name, t in self._named_tensors()}
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> IncompatibleKeys:
+        """Copy the values of ``state_dict`` into this module's parameters and buffers.
+
+        Values are arrays, tensors or nested lists; each is copied and converted to its
+        parameter's dtype and device. Nothing is changed unless every check passes.
+
+        Raises
+        ------
+        RuntimeError
+            Naming the keys the module has but the dict lacks (missing), the keys the dict has
+            but the module lacks (unexpected) -- both only when ``strict`` -- and every key
+            whose shape differs (always).
+        """
+        own = dict(self._named_tensors())
+        values = {}
+        for name, value in state_dict.items():
+            if isinstance(value, Tensor):
+                value = value.data
+            elif not hasattr(value, "shape"):
+                value = backend.copy_to(value)
+            values[name] = value
+        missing = [name for name in own if name not in values]
+        unexpected = [name for name in values if name not in own]
+        problems = []
+        if strict and missing:
+            problems.append("missing keys (the model has them, the state dict does not): "
+                            + ", ".join(repr(k) for k in missing))
+        if strict and unexpected:
+            problems.append("unexpected keys (in the state dict, not in the model): "
+                            + ", ".join(repr(k) for k in unexpected))
+        for name, t in own.items():
+            if name in values and tuple(values[name].shape) != t.shape:
+                problems.append(f"size mismatch for {name!r}: the state dict has shape "
+                                f"{tuple(values[name].shape)}, the model has shape {t.shape}")
+        if problems:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n  "
+                + "\n  ".join(problems)
+                + "\nWas the state dict saved from a model built the same way?")
+        for name, t in own.items():
+            if name in values:
+                _set_data(t, backend.copy_to(values[name], like=t.data, dtype=t.data.dtype))
+        return IncompatibleKeys(missing, unexpected)
+
+    # --- printing -------------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The settings shown between the parentheses of ``repr`` (override in subclasses)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        children = list(self.named_children())
+        if not children:
+            return f"{type(self).__name__}({extra})"
+        lines = [extra] if extra else []
+        for name, child in children:
+            lines.append(f"({name}): " + repr(child).replace("\n", "\n  "))
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _walk(name: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """Parameters and modules in ``value``, looking inside lists, tuples and dicts."""
+    if isinstance(value, (Parameter, Module)):
+        yield name, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _walk(f"{name}.{i}", item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk(f"{name}.{key}", item)
+
+
+def _set_data(t: Tensor, data: Any) -> None:
+    """Give tensor ``t`` a new array (its namespace may change, e.g. when moved to a GPU)."""
+    t.data = data
+    t._xp = backend.namespace(data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layers
+
+
+class Linear(Module):
+    """A fully connected layer: ``y = x @ weight.T + bias``.
+
+    Parameters
+    ----------
+    in_features, out_features : int
+        Sizes of each input and output sample.
+    bias : bool
+        Whether to add a learned bias.
+    rng : numpy Generator, optional
+        Draws the initial values: ``weight`` (out_features, in_features), then ``bias``
+        (out_features,), uniformly from ``(-1/sqrt(in_features), 1/sqrt(in_features))``:
+        PyTorch's default (Kaiming-uniform with ``a = sqrt(5)``).
+    seed : int, optional
+        A seed for a new Generator, instead of ``rng``. With neither, the values differ
+        every run.
+    dtype : str
+        ``"float64"`` (the course's default: exact comparisons) or ``"float32"`` (faster).
+    device : str, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
+                 rng: Any = None, seed: int | None = None, dtype: Any = "float64",
+                 device: str | None = None) -> None:
+        super().__init__()
+        for label, n in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(n, int) or n < 1:
+                raise ValueError(f"Linear: {label} must be a positive int; got {n!r}")
+        if rng is not None and seed is not None:
+            raise ValueError("Linear: pass rng or seed, not both")
+        rng = backend.default_rng(rng if rng is not None else seed)
+        bound = 1.0 / in_features ** 0.5
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(backend.uniform(rng, -bound, bound, (out_features, in_features),
+                                                dtype, device=device))
+        self.bias = (Parameter(backend.uniform(rng, -bound, bound, (out_features,), dtype,
+                                               device=device)) if bias else None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x @ weight.T + bias`` as one operation of the graph (not three).
+
+        Backward, with ``g`` the output's gradient: ``dx = g @ W``, ``dW = g.T @ x``,
+        ``db = sum(g, axis=0)``.
+        """
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        xp, weight, bias = x._xp, self.weight, self.bias
+        y = x.data @ weight.data.T
+        if bias is not None:
+            y += bias.data
+        needs_dx, has_bias = x.requires_grad, bias is not None
+
+        def vjp(g: Any, x: Any, w: Any) -> tuple:
+            dx = g @ w if needs_dx else None
+            if g.ndim != 2:  # one sample (in,), or extra batch axes (..., in): make it 2-D
+                g, x = xp.reshape(g, (-1, g.shape[-1])), xp.reshape(x, (-1, x.shape[-1]))
+            if has_bias:
+                return dx, g.T @ x, xp.sum(g, axis=0)
+            return dx, g.T @ x
+
+        parents = (x, weight, bias) if has_bias else (x, weight)
+        return op(y, parents, vjp, saved=(x.data, weight.data), name="linear")
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class ReLU(Module):
+    """``max(x, 0)``, elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.relu()
+
+
+class LeakyReLU(Module):
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
+
+    def __init__(self, negative_slope: float = 0.01) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.leaky_relu(self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class Sigmoid(Module):
+    """``1 / (1 + exp(-x))``, elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.sigmoid()
+
+
+class Tanh(Module):
+    """``tanh(x)``, elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.tanh()
+
+
+class Flatten(Module):
+    """Merge axes ``start_dim`` to ``end_dim``: (N, C, H, W) becomes (N, C*H*W) by default."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Dropout(Module):
+    """In training, zero each value with probability ``p`` and scale the rest by 1/(1-p).
+
+    The scaling keeps the expected value unchanged, so in evaluation mode (``eval()``) the
+    layer simply passes its input through.
+
+    Parameters
+    ----------
+    p : float
+        Probability of dropping a value, in [0, 1].
+    rng : numpy Generator, optional
+        Draws the masks. ``seed`` makes a new one; with neither, masks differ every run.
+    """
+
+    def __init__(self, p: float = 0.5, *, rng: Any = None, seed: int | None = None) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be a probability in [0, 1]; got {p!r}")
+        if rng is not None and seed is not None:
+            raise ValueError("Dropout: pass rng or seed, not both")
+        self.p = p
+        self.rng = backend.default_rng(rng if rng is not None else seed)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if self.p == 1.0:
+            return x * 0.0
+        xp, keep = x._xp, 1.0 - self.p
+        u = backend.uniform(self.rng, 0.0, 1.0, x.shape, like=x.data)
+        scale = xp.astype(u < keep, x.dtype) / keep  # 1/keep where kept, 0 where dropped
+        return op(x.data * scale, (x,), lambda g, s: g * s, saved=(scale,), name="dropout")
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Sequential(Module):
+    """Modules applied one after another: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
+
+    Indexable (``model[0]``, ``model[1:]``), iterable and sized; its children are named
+    ``"0"``, ``"1"``, ... as in PyTorch, so parameters are ``"0.weight"``, ``"0.bias"``, ...
+    """
+
+    def __init__(self, *layers: Module) -> None:
+        super().__init__()
+        for i, layer in enumerate(layers):
+            if not isinstance(layer, Module):
+                raise TypeError(f"Sequential: argument {i} is a {type(layer).__name__}, "
+                                "not a Module (did you pass a class instead of an instance, "
+                                "e.g. nn.ReLU instead of nn.ReLU()?)")
+        self._layers = list(layers)
+
+    def _members(self) -> Iterator[tuple[str, Any]]:
+        for i, layer in enumerate(self._layers):
+            yield str(i), layer
+        for name, value in vars(self).items():
+            if name != "_layers":
+                yield from _walk(name, value)
+
+    def forward(self, x: Any) -> Any:
+        for layer in self._layers:
+            x = layer(x)
+        return x
+
+    def append(self, layer: Module) -> "Sequential":
+        """Add a module at the end."""
+        if not isinstance(layer, Module):
+            raise TypeError(f"Sequential.append: expected a Module; got {type(layer).__name__}")
+        self._layers.append(layer)
+        return self
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return Sequential(*self._layers[index])
+        return self._layers[index]
+
+    def __len__(self) -> int:
+        return len(self._layers)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._layers)
+
+
+# ---------------------------------------------------------------------------------------------
+# Losses
+
+
+class CrossEntropyLoss(Module):
+    """Mean softmax cross-entropy of logits (N, C) against integer class targets (N,).
+
+    See :func:`minigrad.functional.cross_entropy` (fused and numerically stable).
+    """
+
+    def forward(self, logits: Tensor, targets: Any) -> Tensor:
+        return F.cross_entropy(logits, targets)
+
+
+class MSELoss(Module):
+    """Mean squared error ``mean((prediction - target) ** 2)``."""
+
+    def forward(self, prediction: Tensor, target: Any) -> Tensor:
+        return F.mse_loss(prediction, target)
