@@ -1,0 +1,508 @@
+# %% [markdown]
+# # Lesson 3 · Parameters, modules and an optimizer
+#
+# Your engine from lessons 1 and 2 can differentiate any expression of tensors. Training a
+# network needs more than that: something has to know *which* tensors are the weights, hand
+# them to an update rule, and clear their gradients between steps. In this lesson you write that
+# layer of bookkeeping, shaped like PyTorch's `torch.nn` and `torch.optim`, so that what you
+# learn here carries over unchanged.
+#
+# **By the end of this lesson you will be able to**
+#
+# - write `Parameter`, a tensor the model learns, and `Module`, a base class whose
+#   `parameters()` finds every parameter of a model by itself, however deeply it is nested;
+# - write the layers `Linear` and `ReLU`, and chain layers with `Sequential`;
+# - write the optimizer `SGD`, and explain the two rules of every training step: zero the
+#   gradients before `backward()`, and update the parameters outside the graph.
+#
+# The engine is `minigrad` as lesson 2 left it. You write everything on top of
+# `minigrad.Tensor`.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+from minigrad import Tensor, checks, graph, no_grad
+
+np.set_printoptions(precision=4, suppress=True)
+plt.rcParams["figure.dpi"] = 72   # small figures keep the notebook light
+
+# %% [markdown]
+# ## 1. Training with loose tensors
+#
+# Here is a network with one hidden layer, trained for three steps with nothing but tensors.
+# It fits four points; the data do not matter yet, the bookkeeping does.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+rng = np.random.default_rng(0)
+x = Tensor(np.array([[-1.0], [0.0], [1.0], [2.0]]))
+y = Tensor(np.array([[1.0], [0.0], [1.0], [4.0]]))
+
+W1 = Tensor(rng.uniform(-1, 1, size=(8, 1)), requires_grad=True)
+b1 = Tensor(np.zeros(8), requires_grad=True)
+W2 = Tensor(rng.uniform(-0.3, 0.3, size=(1, 8)), requires_grad=True)
+b2 = Tensor(np.zeros(1), requires_grad=True)
+
+for step in range(3):
+    hidden = (x @ W1.T + b1).relu()
+    loss = ((hidden @ W2.T + b2 - y) ** 2).mean()
+    for t in (W1, b1, W2, b2):          # list 1: clear the old gradients
+        t.grad = None
+    loss.backward()
+    for t in (W1, b1, W2, b2):          # list 2: move against the gradient
+        t.data = t.data - 0.05 * t.grad
+    print(f"step {step}: loss {loss.item():.6f}")
+
+# %% [markdown]
+# It works, but the four weights are listed twice by hand, and a deeper network would list
+# dozens. Forget one tensor in one list and nothing crashes: that weight just never learns, or
+# its gradient silently piles up.
+#
+# PyTorch's answer, which we copy, is to let the model find its own weights:
+#
+# - a **`Parameter`** is a tensor marked as "learned";
+# - a **`Module`** holds parameters and other modules as attributes, and `parameters()`
+#   collects them all;
+# - an **optimizer** receives `model.parameters()` once and owns the update and the zeroing.
+
+# %% [markdown]
+# ## 2. `Parameter`: a tensor the model learns
+#
+# A parameter is an ordinary `Tensor` with two promises: it always requires a gradient, and it
+# is a leaf (no operation made it). Being a subclass is what matters: `isinstance(value,
+# Parameter)` is how a module tells a weight apart from a constant tensor such as a mask.
+#
+# ### Exercise 3.1
+#
+# Write `Parameter.__init__(self, data, dtype=None)`: make `self` a tensor of `data` (with
+# `dtype` if given) that requires grad.
+#
+# *Hint:* one line. `Tensor.__init__` already takes `(data, requires_grad=False, dtype=None)`;
+# call it through `super().__init__(...)`.
+
+# %% tags=["exercise:3.1"]
+class Parameter(Tensor):
+    """A tensor that a model learns: a leaf that always requires grad."""
+
+    def __init__(self, data, dtype=None):
+        ### BEGIN SOLUTION
+        super().__init__(data, requires_grad=True, dtype=dtype)
+        ### END SOLUTION
+
+
+# %% tags=["check:3.1"]
+checks.lesson3.parameter(Parameter)
+
+# %% [markdown]
+# ## 3. `Module`: a model that finds its own parameters
+#
+# A module keeps what it needs as ordinary attributes: `self.weight = Parameter(...)`,
+# `self.hidden = Linear(...)`, `self.layers = [...]`. Python stores them in the instance's
+# dictionary, `vars(self)`, so a module can look at its own attributes and pick out the
+# parameters. Four kinds of value can lead to a parameter:
+#
+# | an attribute's value | what `parameters()` does with it |
+# |---|---|
+# | a `Parameter` | keep it |
+# | a `Module` | keep everything *its* `parameters()` returns (this is the recursion) |
+# | a `list`, `tuple` or `dict` | look at each item (a dict's values) the same way |
+# | anything else (a number, a string, a constant `Tensor`) | skip it |
+#
+# One subtlety: the same parameter can be reachable twice, for example when one module is
+# stored under two names to share its weights. `parameters()` returns it **once**, or the
+# optimizer would update it twice per step.
+
+# %% [markdown]
+# ### Exercise 3.2
+#
+# Write `Module.parameters()`: return a list of every `Parameter` reachable from the module's
+# attributes, following the table above, each one once. The rest of the class is given:
+# calling a module runs its `forward`, and `zero_grad()` uses your `parameters()`.
+#
+# *Hint:* write a small inner function `collect(value)` that handles one value by the table
+# (calling itself on list items, dict values, and using `value.parameters()` for a module), then
+# call it on each of `vars(self).values()`. To keep each parameter once, skip one that is
+# already in your list: compare with `is` (`any(p is q for q in found)`), not with `==`, which
+# compares tensors elementwise.
+
+# %% tags=["exercise:3.2"]
+class Module:
+    """Base class of layers and models: calling it runs forward(); it finds its parameters."""
+
+    def __call__(self, *args):
+        return self.forward(*args)
+
+    def forward(self, *args):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def parameters(self):
+        """Every Parameter in this module and in the modules, lists, tuples and dicts it holds,
+        each once, as a list."""
+        ### BEGIN SOLUTION
+        found = []
+
+        def collect(value):
+            if isinstance(value, Parameter):
+                if not any(value is p for p in found):
+                    found.append(value)
+            elif isinstance(value, Module):
+                for p in value.parameters():
+                    collect(p)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    collect(item)
+            elif isinstance(value, dict):
+                for item in value.values():
+                    collect(item)
+
+        for value in vars(self).values():
+            collect(value)
+        return found
+        ### END SOLUTION
+
+    def zero_grad(self):
+        """Forget the gradients of every parameter (before the next backward pass)."""
+        for p in self.parameters():
+            p.grad = None
+
+
+# %% tags=["check:3.2"]
+checks.lesson3.parameters(Module, Parameter)
+
+# %% [markdown]
+# A quick look: a module with a weight, a constant and a list holding another module.
+
+# %% tags=["demo"]
+class Scale(Module):
+    def __init__(self):
+        self.gain = Parameter(np.ones(3))
+        self.mask = Tensor(np.array([1.0, 0.0, 1.0]))   # a constant: not learned
+
+    def forward(self, x):
+        return x * self.gain * self.mask
+
+
+class TwoScales(Module):
+    def __init__(self):
+        self.first = Scale()
+        self.rest = [Scale()]
+        self.offset = Parameter(np.zeros(3))
+
+    def forward(self, x):
+        return self.rest[0](self.first(x)) + self.offset
+
+
+print([p.shape for p in TwoScales().parameters()])
+
+# %% [markdown]
+# ## 4. `Linear`: the fully connected layer
+#
+# A linear layer maps `in_features` numbers to `out_features` numbers. For a batch `x` of
+# shape `(N, in_features)`:
+#
+# $$y = x W^\top + b, \qquad W: (\text{out}, \text{in}), \quad b: (\text{out},), \quad y: (N, \text{out}).$$
+#
+# The weight is stored as `(out_features, in_features)`, one row per output unit. That is
+# PyTorch's layout, and it is why the forward pass has a transpose. The bias broadcasts over
+# the batch; lesson 2's `unbroadcast` sums its gradient back to shape `(out,)`.
+#
+# The initial values matter: if every weight were equal, every output unit would compute the
+# same thing and receive the same gradient, forever. PyTorch draws weight and bias uniformly
+# from $(-k, k)$ with $k = 1/\sqrt{\text{in\_features}}$, which keeps the outputs at about the
+# scale of the inputs.
+
+# %% [markdown]
+# ### Exercise 3.3
+#
+# Write `Linear`:
+#
+# - `__init__(in_features, out_features, rng=None)`: `self.weight`, a `Parameter` of shape
+#   `(out_features, in_features)`, then `self.bias`, a `Parameter` of shape `(out_features,)`,
+#   both drawn from `rng.uniform(-k, k, size=...)`. The line that turns `rng` (a seed, a
+#   Generator or None) into a Generator is given.
+# - `forward(x)`: `x @ W.T + b`, written with the tensors themselves so that the engine records
+#   it.
+#
+# *Hint:* use `self.weight` and `self.bias` in `forward`, not their `.data`: an array is
+# invisible to the engine, so its gradient would never arrive.
+
+# %% tags=["exercise:3.3"]
+class Linear(Module):
+    """y = x @ weight.T + bias, with weight of shape (out_features, in_features)."""
+
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        ### BEGIN SOLUTION
+        k = 1.0 / np.sqrt(in_features)
+        self.weight = Parameter(rng.uniform(-k, k, size=(out_features, in_features)))
+        self.bias = Parameter(rng.uniform(-k, k, size=(out_features,)))
+        ### END SOLUTION
+
+    def forward(self, x):
+        ### BEGIN SOLUTION
+        return x @ self.weight.T + self.bias
+        ### END SOLUTION
+
+
+# %% tags=["check:3.3"]
+checks.lesson3.linear(Linear, Parameter)
+
+# %% [markdown]
+# ## 5. `ReLU` and `Sequential`
+#
+# An activation is a module too, one without parameters, so that it can sit in a list of layers
+# like any other. `Sequential(layer1, layer2, ...)` is a module that feeds its input through its
+# layers in order. It keeps them in a list attribute, so your `parameters()` finds their
+# weights without any extra code.
+#
+# ### Exercise 3.4
+#
+# Write `ReLU.forward` and `Sequential.__init__` / `Sequential.forward`.
+#
+# *Hint:* the engine already has `x.relu()`. In `Sequential.__init__(self, *layers)`,
+# `layers` is a tuple; store it as a list in `self.layers`. `forward` is a three-line loop.
+
+# %% tags=["exercise:3.4"]
+class ReLU(Module):
+    """max(x, 0), elementwise."""
+
+    def forward(self, x):
+        ### BEGIN SOLUTION
+        return x.relu()
+        ### END SOLUTION
+
+
+class Sequential(Module):
+    """Layers applied one after another: Sequential(a, b, c)(x) == c(b(a(x)))."""
+
+    def __init__(self, *layers):
+        ### BEGIN SOLUTION
+        self.layers = list(layers)
+        ### END SOLUTION
+
+    def forward(self, x):
+        ### BEGIN SOLUTION
+        for layer in self.layers:
+            x = layer(x)
+        return x
+        ### END SOLUTION
+
+
+# %% tags=["check:3.4"]
+checks.lesson3.relu_and_sequential(ReLU, Sequential)
+
+# %% [markdown]
+# The network of section 1 is now one expression, and it knows its four weights:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+model = Sequential(Linear(1, 8, rng=0), ReLU(), Linear(8, 1, rng=1))
+print([p.shape for p in model.parameters()])
+
+# %% [markdown]
+# ## 6. The update must stay out of the graph
+#
+# The update rule is $w \leftarrow w - \eta\, \partial L / \partial w$, with learning rate
+# $\eta$. Written with tensors, the obvious line is `layer.weight = layer.weight - lr * grad`.
+# Watch what that does: a subtraction of tensors that require grad is an operation like any
+# other, so the engine records it.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+layer = Linear(2, 1, rng=0)
+xs = Tensor(np.array([[1.0, 2.0], [3.0, -1.0]]))
+ts = Tensor(np.array([[1.0], [0.0]]))
+
+loss = ((layer(xs) - ts) ** 2).mean()
+print("nodes in the graph of step 1:", len(graph.nodes(loss)))
+loss.backward()
+
+old_weight = layer.weight
+layer.weight = layer.weight - 0.1 * layer.weight.grad      # the update, as Tensor maths
+print("the new weight:", layer.weight)
+print("is it a Parameter?", isinstance(layer.weight, Parameter),
+      "| a leaf?", layer.weight.is_leaf, "| recorded:", graph.count_ops(layer.weight))
+print("parameters the layer still has:", len(layer.parameters()))
+
+# %% [markdown]
+# Three things went wrong at once. The weight is now the *output of an operation*, not a
+# parameter, so `parameters()` no longer finds it. Its history hangs on to the old weight.
+# And the next step's graph contains the update itself:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+old_weight.grad = None
+loss = ((layer(xs) - ts) ** 2).mean()
+print("nodes in the graph of step 2:", len(graph.nodes(loss)), " operations:", graph.count_ops(loss))
+loss.backward()
+print("gradient on the weight the layer uses:", layer.weight.grad)
+print("gradient on the old weight, no longer in the model:", old_weight.grad.ravel())
+
+# %% [markdown]
+# Each such step adds a node: after a thousand steps the weight would sit at the end of a
+# thousand-step chain, kept in memory and walked by every backward pass, while the gradient
+# keeps landing on the very first weight, which nothing uses any more.
+#
+# Two rules avoid all of it:
+#
+# 1. **Run the update under `no_grad()`**: operations inside record nothing (no parents, no
+#    saved arrays), exactly as in PyTorch's `torch.no_grad()`.
+# 2. **Change the parameter in place**: the model and the optimizer hold the *same*
+#    `Parameter` object, so the update writes new numbers into `p.data` instead of making a new
+#    tensor.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+layer = Linear(2, 1, rng=0)
+with no_grad():
+    new = layer.weight - 0.1 * np.ones((1, 2))
+print("under no_grad:", new, "| leaf:", new.is_leaf, "| recorded:", graph.count_ops(new))
+
+# %% [markdown]
+# ## 7. `SGD`: the optimizer
+#
+# The optimizer takes the parameters once, when it is made, and then does two jobs each step:
+# `zero_grad()` before the backward pass, `step()` after it.
+#
+# ### Exercise 3.5
+#
+# Write `SGD`:
+#
+# - `__init__(params, lr)`: keep the parameters **as a list** (`model.parameters()` could be a
+#   generator, which runs only once) and the learning rate;
+# - `step()`: for every parameter that has a gradient, `p.data = p.data - lr * p.grad`,
+#   under `no_grad()` (it is given as a decorator);
+# - `zero_grad()`: set every parameter's `.grad` to `None`.
+#
+# *Hint:* a parameter whose `.grad` is `None` got no gradient this step (it was not used by
+# the loss, or is frozen): skip it. Assign to `p.data`; `p = ...` only rebinds your loop
+# variable.
+
+# %% tags=["exercise:3.5"]
+class SGD:
+    """Plain stochastic gradient descent: p <- p - lr * p.grad."""
+
+    def __init__(self, params, lr):
+        ### BEGIN SOLUTION
+        self.params = list(params)
+        self.lr = lr
+        ### END SOLUTION
+
+    @no_grad()
+    def step(self):
+        ### BEGIN SOLUTION
+        for p in self.params:
+            if p.grad is not None:
+                p.data = p.data - self.lr * p.grad
+        ### END SOLUTION
+
+    def zero_grad(self):
+        ### BEGIN SOLUTION
+        for p in self.params:
+            p.grad = None
+        ### END SOLUTION
+
+
+# %% tags=["check:3.5"]
+checks.lesson3.sgd(SGD, Parameter)
+
+# %% [markdown]
+# ## 8. Why zero the gradients?
+#
+# `backward()` *adds* into `.grad`; it never overwrites. That is what makes a tensor used twice
+# in one expression get both contributions (lesson 1), but it also means that gradients left
+# over from the previous step are still there. Run the same backward pass three times without
+# clearing:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+layer = Linear(2, 1, rng=0)
+for k in range(1, 4):
+    loss = ((layer(xs) - ts) ** 2).mean()
+    loss.backward()
+    print(f"after backward #{k}: weight.grad = {layer.weight.grad.ravel()}")
+
+# %% [markdown]
+# The second gradient is twice the first and the third three times: the same loss, a growing
+# gradient. In training, each step then moves by the *sum of all gradients so far*. Two
+# identical models, one trained with `zero_grad()` and one without:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def train(model, steps, lr, zero):
+    opt = SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        if zero:
+            opt.zero_grad()
+        loss = ((model(xs) - ts) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+with_zero = train(Linear(2, 1, rng=0), steps=8, lr=0.05, zero=True)
+without = train(Linear(2, 1, rng=0), steps=8, lr=0.05, zero=False)
+print("step   with zero_grad   without")
+for k, (a, b) in enumerate(zip(with_zero, without)):
+    print(f"{k:4d}   {a:14.6f}   {b:9.6f}")
+
+# %% [markdown]
+# With zeroing, the loss falls steadily. Without it, the first step is the same, then every
+# step adds the whole history again: the loss falls faster for a moment, overshoots, and ends
+# oscillating well above the other run. Nothing crashed, which is why this bug is so common.
+# The rule of every training loop is: `zero_grad()`, forward, `backward()`, `step()`.
+
+# %% [markdown]
+# ## 9. Train a small network
+#
+# Everything together: a `1-32-32-1` ReLU network fits $y = \sin(2x)$ on 64 points with
+# full-batch SGD. The loop is the one you will write in every framework.
+
+# %% tags=["demo"]
+xs_fit = np.linspace(-2, 2, 64).reshape(-1, 1)
+inputs, targets = Tensor(xs_fit), Tensor(np.sin(2 * xs_fit))
+net = Sequential(Linear(1, 32, rng=0), ReLU(), Linear(32, 32, rng=1), ReLU(),
+                 Linear(32, 1, rng=2))
+opt = SGD(net.parameters(), lr=0.1)
+history = []
+for step in range(1500):
+    opt.zero_grad()
+    loss = ((net(inputs) - targets) ** 2).mean()
+    loss.backward()
+    opt.step()
+    history.append(loss.item())
+print(f"loss: {history[0]:.4f} at the start, {history[-1]:.2e} after {len(history)} steps")
+
+with no_grad():
+    fitted = net(inputs).numpy()
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))
+ax1.plot(xs_fit, np.sin(2 * xs_fit), label="sin(2x)")
+ax1.plot(xs_fit, fitted, "--", label="network")
+ax1.legend()
+ax2.semilogy(history)
+ax2.set_xlabel("step")
+ax2.set_ylabel("mean squared error")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Summary
+#
+# - A **`Parameter`** is a leaf tensor that requires grad; its type is how a model tells weights
+#   from constants.
+# - A **`Module`** finds its parameters by walking its attributes, recursing into modules,
+#   lists, tuples and dicts, and returning each parameter once. Layers (`Linear`, `ReLU`) and
+#   containers (`Sequential`) are all modules, so any nesting works.
+# - **`Linear`** stores `W` as `(out, in)` and computes `x @ W.T + b`, initialised from
+#   $U(-1/\sqrt{\text{in}}, 1/\sqrt{\text{in}})$.
+# - **`SGD`** owns the parameters' list. Its `step()` changes each parameter *in place* and
+#   *under `no_grad()`*; an update recorded as an operation replaces the parameter by a graph
+#   node, grows the graph each step and sends gradients to a tensor nobody uses.
+# - **`zero_grad()`** must come before every backward pass, because `backward()` accumulates.
+#
+# Next, lesson 4 holds the library version of these classes (`minigrad.nn`, `minigrad.optim`)
+# to the gradients you derived by hand, trains a network on the moons, and measures the memory
+# its graph holds.
