@@ -111,13 +111,12 @@ class Module:
             yield module
 
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        """Every parameter, named by its path (``"encoder.layers.0.weight"``), each once."""
-        seen: set[int] = set()
-        for module_name, module in self.named_modules(prefix):
-            for name, value in module._members():
-                if isinstance(value, Parameter) and id(value) not in seen:
-                    seen.add(id(value))
-                    yield (f"{module_name}.{name}" if module_name else name), value
+        """Every parameter, named by its path (``"encoder.layers.0.weight"``), each once.
+
+        They come in the order they were set, depth first: a submodule's parameters where
+        the submodule was set.
+        """
+        yield from _named_parameters(self, f"{prefix}." if prefix else "", set())
 
     def parameters(self) -> Iterator[Parameter]:
         """Every parameter, each once: what an optimizer is given."""
@@ -270,6 +269,18 @@ def _walk(name: str, value: Any) -> Iterator[tuple[str, Any]]:
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from _walk(f"{name}.{key}", item)
+
+
+def _named_parameters(module: Module, prefix: str, seen: set[int]
+                      ) -> Iterator[tuple[str, Parameter]]:
+    for name, value in module._members():
+        if id(value) in seen:  # a shared parameter or module: listed where first met
+            continue
+        seen.add(id(value))
+        if isinstance(value, Parameter):
+            yield prefix + name, value
+        else:
+            yield from _named_parameters(value, f"{prefix}{name}.", seen)
 
 
 def _set_data(t: Tensor, data: Any) -> None:
@@ -503,3 +514,110 @@ class MSELoss(Module):
 
     def forward(self, prediction: Tensor, target: Any) -> Tensor:
         return F.mse_loss(prediction, target)
+
+
+# --- convolution layers (conv.py) ---
+
+
+def _conv_pair(value: Any, name: str, layer: str) -> tuple[int, int]:
+    """``5 -> (5, 5)``; a pair of ints stays a tuple."""
+    pair = (value, value) if isinstance(value, int) else (
+        tuple(value) if isinstance(value, (tuple, list)) else ())
+    if len(pair) != 2 or not all(isinstance(v, int) for v in pair):
+        raise TypeError(f"{layer}: {name} must be an int or a pair of ints; got {value!r}")
+    return pair
+
+
+class Conv2d(Module):
+    """A 2-D convolution layer: ``y = conv2d(x, weight, bias, stride, padding)``.
+
+    Input (N, in_channels, H, W), output (N, out_channels, OH, OW); see
+    :func:`minigrad.functional.conv2d`.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+        Channels of each input and output image.
+    kernel_size : int or (int, int)
+        Height and width of the kernels.
+    stride, padding : int or (int, int)
+        Step between windows; zeros added around the input.
+    bias : bool
+        Whether to add a learned bias per output channel.
+    rng : numpy Generator, optional
+        Draws the initial values: ``weight`` (out_channels, in_channels, kh, kw), then
+        ``bias`` (out_channels,), uniformly from ``(-1/sqrt(fan_in), 1/sqrt(fan_in))`` with
+        ``fan_in = in_channels * kh * kw``: PyTorch's default (Kaiming-uniform, ``a = sqrt(5)``).
+    seed : int, optional
+        A seed for a new Generator, instead of ``rng``. With neither, values differ every run.
+    dtype : str
+        ``"float64"`` or ``"float32"`` (faster).
+    device : str, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+
+    Example
+    -------
+    >>> Conv2d(1, 6, 5, seed=0)
+    Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0,
+                 bias: bool = True, *, rng: Any = None, seed: int | None = None,
+                 dtype: Any = "float64", device: str | None = None) -> None:
+        super().__init__()
+        for label, n in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if not isinstance(n, int) or n < 1:
+                raise ValueError(f"Conv2d: {label} must be a positive int; got {n!r}")
+        if rng is not None and seed is not None:
+            raise ValueError("Conv2d: pass rng or seed, not both")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _conv_pair(kernel_size, "kernel_size", "Conv2d")
+        self.stride = _conv_pair(stride, "stride", "Conv2d")
+        self.padding = _conv_pair(padding, "padding", "Conv2d")
+        rng = backend.default_rng(rng if rng is not None else seed)
+        kh, kw = self.kernel_size
+        bound = 1.0 / (in_channels * kh * kw) ** 0.5
+        self.weight = Parameter(backend.uniform(rng, -bound, bound,
+                                                (out_channels, in_channels, kh, kw), dtype,
+                                                device=device))
+        self.bias = (Parameter(backend.uniform(rng, -bound, bound, (out_channels,), dtype,
+                                               device=device)) if bias else None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0, 0):
+            s += f", padding={self.padding}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class MaxPool2d(Module):
+    """The largest value of each ``kernel_size`` window; see :func:`minigrad.functional.max_pool2d`.
+
+    ``stride`` defaults to ``kernel_size``: windows side by side. The gradient of a window
+    goes to its (first) maximum.
+
+    >>> MaxPool2d(2)
+    MaxPool2d(kernel_size=2, stride=2)
+    """
+
+    def __init__(self, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(x, self.kernel_size, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+__all__ += ["Conv2d", "MaxPool2d"]

@@ -398,3 +398,79 @@ def test_conv2d_output_is_a_valid_array_for_any_later_op():
     g.reshape(3, -1)[:, 5] = 2.0
     np.testing.assert_allclose(w.grad, loop_conv2d_backward(g, x.numpy(), w.numpy(), (1, 1),
                                                             (0, 0))[1], atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# nn.Conv2d and nn.MaxPool2d
+
+
+def test_conv2d_layer_init_like_pytorch():
+    layer = mg.nn.Conv2d(3, 8, (3, 2), seed=0)
+    assert layer.weight.shape == (8, 3, 3, 2) and layer.bias.shape == (8,)
+    bound = 1 / np.sqrt(3 * 3 * 2)  # 1/sqrt(fan_in): Kaiming-uniform with a = sqrt(5)
+    for p in (layer.weight, layer.bias):
+        assert p.requires_grad and p.dtype == np.float64
+        assert np.all(np.abs(p.numpy()) < bound)
+    assert np.abs(layer.weight.numpy()).max() > 0.8 * bound  # spread over the whole range
+    # Weight first, then bias, from one Generator (as Linear draws them).
+    rng = np.random.default_rng(0)
+    np.testing.assert_array_equal(layer.weight.numpy(), rng.uniform(-bound, bound, (8, 3, 3, 2)))
+    np.testing.assert_array_equal(layer.bias.numpy(), rng.uniform(-bound, bound, 8))
+    same = mg.nn.Conv2d(3, 8, (3, 2), rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(same.weight.numpy(), layer.weight.numpy())
+    assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]
+    assert mg.nn.Conv2d(3, 8, 3, bias=False, seed=0).bias is None
+    assert mg.nn.Conv2d(1, 2, 3, dtype="float32", seed=0).weight.dtype == np.float32
+
+
+def test_conv2d_layer_repr_and_forward():
+    assert repr(mg.nn.Conv2d(1, 6, 5, seed=0)) == "Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))"
+    assert (repr(mg.nn.Conv2d(3, 4, (3, 2), stride=2, padding=1, bias=False, seed=0))
+            == "Conv2d(3, 4, kernel_size=(3, 2), stride=(2, 2), padding=(1, 1), bias=False)")
+    assert repr(mg.nn.MaxPool2d(2)) == "MaxPool2d(kernel_size=2, stride=2)"
+    assert repr(mg.nn.MaxPool2d(3, stride=1)) == "MaxPool2d(kernel_size=3, stride=1)"
+
+    layer = mg.nn.Conv2d(2, 3, 3, stride=2, padding=1, seed=1)
+    x = mg.tensor(np.random.default_rng(14).standard_normal((2, 2, 7, 7)))
+    y = layer(x)
+    np.testing.assert_allclose(y.numpy(), loop_conv2d(x.numpy(), layer.weight.numpy(),
+                                                      layer.bias.numpy(), (2, 2), (1, 1)),
+                               atol=1e-12)
+    y.sum().backward()
+    assert layer.weight.grad.shape == (3, 2, 3, 3) and layer.bias.grad.shape == (3,)
+    pooled = mg.nn.MaxPool2d(2)(y)
+    np.testing.assert_array_equal(pooled.numpy(), F.max_pool2d(y, 2).numpy())
+
+
+def test_conv2d_layer_errors():
+    with pytest.raises(ValueError, match="in_channels must be a positive int"):
+        mg.nn.Conv2d(0, 3, 3)
+    with pytest.raises(TypeError, match="kernel_size must be an int or a pair"):
+        mg.nn.Conv2d(1, 3, "3")
+    with pytest.raises(ValueError, match="rng or seed, not both"):
+        mg.nn.Conv2d(1, 3, 3, rng=np.random.default_rng(0), seed=0)
+    with pytest.raises(ValueError, match="1 channels .* expects 3"):
+        mg.nn.Conv2d(3, 4, 3, seed=0)(mg.tensor(np.zeros((1, 1, 8, 8))))
+
+
+def test_lenet_shapes_and_state_dict_round_trip(tmp_path):
+    nn = mg.nn
+    rng = np.random.default_rng(0)
+    model = nn.Sequential(
+        nn.Conv2d(1, 6, 5, rng=rng, dtype="float32"), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5, rng=rng, dtype="float32"), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(400, 120, rng=rng, dtype="float32"), nn.ReLU(),
+        nn.Linear(120, 84, rng=rng, dtype="float32"), nn.ReLU(),
+        nn.Linear(84, 10, rng=rng, dtype="float32"))
+    x = mg.tensor(rng.standard_normal((3, 1, 32, 32)), dtype="float32")
+    logits = model(x)
+    assert logits.shape == (3, 10) and logits.dtype == np.float32
+    mg.save(model.state_dict(), tmp_path / "lenet.npz")
+    copy = nn.Sequential(
+        nn.Conv2d(1, 6, 5, seed=1, dtype="float32"), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5, seed=1, dtype="float32"), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(400, 120, seed=1, dtype="float32"), nn.ReLU(),
+        nn.Linear(120, 84, seed=1, dtype="float32"), nn.ReLU(),
+        nn.Linear(84, 10, seed=1, dtype="float32"))
+    copy.load_state_dict(mg.load(tmp_path / "lenet.npz"))
+    np.testing.assert_array_equal(copy(x).numpy(), logits.numpy())
