@@ -116,7 +116,7 @@ class Module:
         They come in the order they were set, depth first: a submodule's parameters where
         the submodule was set.
         """
-        yield from _named_parameters(self, f"{prefix}." if prefix else "", set())
+        yield from _named_parameters(self, f"{prefix}." if prefix else "", {id(self)})
 
     def parameters(self) -> Iterator[Parameter]:
         """Every parameter, each once: what an optimizer is given."""
