@@ -6,6 +6,7 @@ error such as a ``NameError`` or a ``TypeError``; and no other cell fails in any
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def test_unsolved_lesson_fails_only_in_its_checks(number):
         for err in errors:
             assert err.ename in ALLOWED, (
                 f"{where} fails with an unrelated error {err.ename}: {err.evalue}\n"
-                + "\n".join(err.traceback[-3:]))
+                + re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(err.traceback[-3:])))
         if check_id(cell):
             assert errors, f"{where}: check {check_id(cell)} passes on the unsolved lesson"
             assert errors[0].evalue.strip(), f"{where}: the failure has no message"

@@ -1,0 +1,623 @@
+"""Checks for lesson 1, "From scalars to tensors".
+
+The student writes a ``Tensor`` class, ``topological_order``, ``backward`` and nine operations.
+Each check puts the one piece it is given into a *reference scaffold* defined here (a reference
+``Tensor``, reference operations, a reference topological order), so a mistake costs only its
+own exercise: a broken ``mul`` fails the ``mul`` check and nothing else.
+
+Operations are checked element by element against the scalar engine
+(:class:`minigrad.scalar.Var`), for the forward value and for the gradient of every input, and
+against central finite differences of the student's own forward pass. A forward pass that is
+wrong but consistent with its backward rule passes finite differences; the scalar engine
+catches it.
+"""
+from __future__ import annotations
+
+import gc
+import sys
+import types
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from minigrad.checks import (CheckFailed, assert_close, fail, numerical_vjp, passed,
+                             require_student, show, student_code, with_globals)
+from minigrad.scalar import Var
+
+__all__ = ["EXERCISES", "tensor_class", "topological_order", "backward", "add", "sub", "mul",
+           "div", "power", "exp", "log", "tanh", "relu", "ReferenceTensor"]
+
+EXERCISES = {
+    "1.1": {"title": "A Tensor: data, grad, parents and a backward closure", "points": 1},
+    "1.2": {"title": "topological_order without recursion", "points": 2},
+    "1.3": {"title": "backward: run every closure once, add up the gradients", "points": 2},
+    "1.4": {"title": "add", "points": 1},
+    "1.5": {"title": "sub", "points": 1},
+    "1.6": {"title": "mul", "points": 1},
+    "1.7": {"title": "div", "points": 1},
+    "1.8": {"title": "power (x ** p for a number p)", "points": 1},
+    "1.9": {"title": "exp", "points": 1},
+    "1.10": {"title": "log", "points": 1},
+    "1.11": {"title": "tanh", "points": 1},
+    "1.12": {"title": "relu", "points": 1},
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference scaffold
+
+
+class ReferenceTensor:
+    """The lesson's ``Tensor``, done right: what a student's piece is plugged into."""
+
+    def __init__(self, data: Any, parents: Sequence["ReferenceTensor"] = (),
+                 vjp: Callable | None = None, name: str = "") -> None:
+        self.data = np.asarray(data, dtype=np.float64)
+        self.grad = None
+        self.parents = tuple(parents)
+        self.vjp = vjp
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name or show(self.data)})"
+
+
+ReferenceTensor.__name__ = ReferenceTensor.__qualname__ = "Tensor"  # as the student knows it
+T = ReferenceTensor
+
+
+def _ref_topological_order(root: T) -> list[T]:
+    order, visited, stack = [], {id(root)}, [(root, False)]
+    while stack:
+        node, parents_done = stack.pop()
+        if parents_done:
+            order.append(node)
+            continue
+        stack.append((node, True))
+        for p in node.parents:
+            if id(p) not in visited:
+                visited.add(id(p))
+                stack.append((p, False))
+    return order
+
+
+def _ref_backward(root: T) -> None:
+    root.grad = np.ones_like(root.data)
+    for node in reversed(_ref_topological_order(root)):
+        if node.vjp is None:
+            continue
+        for parent, g in zip(node.parents, node.vjp(node.grad)):
+            parent.grad = g if parent.grad is None else parent.grad + g
+
+
+def _named(t: T, name: str) -> T:
+    t.name = name
+    return t
+
+
+def _r_add(a: T, b: T, name: str = "") -> T:
+    return T(a.data + b.data, (a, b), lambda g: (g, g), name)
+
+
+def _r_mul(a: T, b: T, name: str = "") -> T:
+    return T(a.data * b.data, (a, b), lambda g: (g * b.data, g * a.data), name)
+
+
+def _r_exp(a: T, name: str = "") -> T:
+    y = np.exp(a.data)
+    return T(y, (a,), lambda g: (g * y,), name)
+
+
+def _r_tanh(a: T, name: str = "") -> T:
+    y = np.tanh(a.data)
+    return T(y, (a,), lambda g: (g * (1 - y * y),), name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1.1 The Tensor class
+
+
+def tensor_class(Tensor: type) -> None:
+    """Exercise 1.1: ``Tensor(data, parents=(), vjp=None)`` stores a float array, ``grad``
+    None, the parents as a tuple and the closure."""
+    require_student(Tensor, "Tensor")
+    if not isinstance(Tensor, type):
+        fail("Tensor", f"expected your class Tensor itself; got {show(Tensor)}")
+    check = "Tensor"
+    for data, shape in (([1, 2, 3], (3,)), (2.5, ()), (np.arange(6).reshape(2, 3), (2, 3))):
+        case = f"{check}, case Tensor({show(data)})"
+        with student_code(case, "Tensor(data)"):
+            t = Tensor(data)
+        d = getattr(t, "data", None)
+        if not isinstance(d, np.ndarray):
+            fail(case, f".data should be a NumPy array; got {type(d).__name__}: {show(d)}",
+                 "store np.asarray(data, dtype=np.float64), so lists and numbers become arrays")
+        if d.dtype != np.float64:
+            fail(case, f".data has dtype {d.dtype}; expected float64",
+                 "integers cannot carry gradients: convert with dtype=np.float64")
+        assert_close(d, np.asarray(data, dtype=np.float64), case, ".data")
+        if d.shape != shape:
+            fail(case, f".data has shape {d.shape}; expected {shape}")
+        for attr, want in (("grad", None), ("vjp", None)):
+            if not hasattr(t, attr) or getattr(t, attr) is not want:
+                fail(case, f".{attr} should be None for a new tensor; got "
+                           f"{show(getattr(t, attr, '<missing>'))}",
+                     f"set self.{attr} = None in __init__ (a leaf has no gradient yet and "
+                     "no closure)" if attr == "grad" else "store the vjp argument (None by default)")
+        if getattr(t, "parents", None) != ():
+            fail(case, f".parents should be the empty tuple (); got "
+                       f"{show(getattr(t, 'parents', '<missing>'))}",
+                 "store tuple(parents)")
+    a, b = Tensor([1.0]), Tensor([2.0])
+
+    def vjp(g: Any) -> tuple:
+        return g, g
+
+    case = f"{check}, case Tensor([3.0], parents=[a, b], vjp=vjp)"
+    with student_code(case, "Tensor(data, parents, vjp)"):
+        t = Tensor([3.0], [a, b], vjp)
+    parents = getattr(t, "parents", None)
+    if not isinstance(parents, tuple) or len(parents) != 2 or parents[0] is not a \
+            or parents[1] is not b:
+        fail(case, f".parents should be the tuple (a, b) of the very tensors passed in; got "
+                   f"{show(parents)}", "store tuple(parents): a tuple, not a copy of the tensors")
+    if getattr(t, "vjp", None) is not vjp:
+        fail(case, ".vjp should be the closure passed in", "store self.vjp = vjp")
+    passed("Tensor: .data is a float64 array, .grad starts as None, .parents is a tuple of the "
+           "tensors passed in, .vjp is stored (4 cases)")
+
+
+# ---------------------------------------------------------------------------------------------
+# 1.2 topological order
+
+
+def _graphs() -> dict[str, tuple[T, list[T]]]:
+    """Named graphs: (root, every tensor in it)."""
+    rng = np.random.default_rng(1)
+    graphs: dict[str, tuple[T, list[T]]] = {}
+
+    x = T(rng.normal(size=3), name="x")
+    graphs["a single leaf x"] = (x, [x])
+
+    x, y = T([1.0, 2.0], name="x"), T([3.0, 4.0], name="y")
+    z = _r_mul(x, y, "z")
+    graphs["z = x * y"] = (z, [x, y, z])
+
+    x, w = T([0.5, -1.0], name="x"), T([2.0, 0.3], name="w")
+    a = _r_mul(x, w, "a")
+    b, c = _r_tanh(a, "b"), _r_exp(a, "c")
+    z = _r_mul(b, c, "z")
+    graphs["a diamond: a = x * w; z = tanh(a) * exp(a)"] = (z, [x, w, a, b, c, z])
+
+    x = T([1.0, 2.0], name="x")
+    s, nodes = x, [x]
+    for i in range(16):
+        s = _r_add(s, s, f"s{i + 1}")
+        nodes.append(s)
+    graphs["a ladder: s1 = x + x, s2 = s1 + s1, ..., s16 (each used twice, 65536 paths)"] = \
+        (s, nodes)
+    return graphs
+
+
+def _deep_chain(depth: int) -> tuple[T, list[T]]:
+    x = T([0.1, -0.2], name="x")
+    t, nodes = x, [x]
+    for i in range(depth):
+        t = _r_tanh(t, f"t{i + 1}")
+        nodes.append(t)
+    return t, nodes
+
+
+def _check_order(case: str, got: Any, nodes: list[T]) -> None:
+    cause_dup = ("mark each tensor as visited (a set of id(tensor)) and never add it twice; "
+                 "a tensor used by several others is reached once per path")
+    if got is None:
+        fail(case, "topological_order returned None", "return the list you built")
+    try:
+        got = list(got)
+    except TypeError:
+        fail(case, f"expected a list of tensors; got {type(got).__name__}")
+    ids = [id(t) for t in got]
+    wanted = {id(t) for t in nodes}
+    if len(got) > len(nodes) or len(set(ids)) != len(ids):
+        dup = max(got, key=lambda t: ids.count(id(t)))
+        fail(case, f"the order has {len(got)} entries for {len(nodes)} tensors"
+                   + (f"; {dup!r} appears {ids.count(id(dup))} times"
+                      if ids.count(id(dup)) > 1 else ""),
+             cause_dup)
+    missing = [t for t in nodes if id(t) not in set(ids)]
+    if missing:
+        fail(case, f"{len(missing)} of the {len(nodes)} tensors are missing, e.g. {missing[0]!r}",
+             "follow .parents all the way down to the leaves; include the root itself")
+    extra = [t for t in got if id(t) not in wanted]
+    if extra:
+        fail(case, f"{extra[0]!r} is not part of this graph")
+    pos = {id(t): i for i, t in enumerate(got)}
+    for t in got:
+        for p in t.parents:
+            if pos[id(p)] > pos[id(t)]:
+                fail(case, f"{t!r} (position {pos[id(t)]}) comes before its parent {p!r} "
+                           f"(position {pos[id(p)]})",
+                     "append a tensor only after all its parents are in the list: push it "
+                     "back on the stack with a flag 'parents done', then push its parents")
+
+
+def topological_order(topological_order: Callable) -> None:
+    """Exercise 1.2: every tensor once, each after all its parents, without recursion."""
+    require_student(topological_order, "topological_order")
+    check = "topological_order"
+    graphs = _graphs()
+    for name, (root, nodes) in graphs.items():
+        case = f"{check}, case '{name}'"
+        with student_code(case, "topological_order(root)"):
+            got = topological_order(root)
+        _check_order(case, got, nodes)
+    depth = sys.getrecursionlimit() + 1000
+    root, nodes = _deep_chain(depth)
+    case = f"{check}, case 'a chain of {depth} tanh operations'"
+    with student_code(case, "topological_order(root)"):
+        got = topological_order(root)
+    _check_order(case, got, nodes)
+    passed(f"topological_order: each tensor once, after its parents, on {len(graphs)} graphs "
+           f"(a node reused 65536 ways included) and a {depth}-deep chain (no recursion)")
+
+
+# ---------------------------------------------------------------------------------------------
+# 1.3 backward
+
+
+def _counted(root: T) -> dict[int, list]:
+    """Wrap every closure of the graph so calls are counted: {id(node): [node, calls]}."""
+    counts: dict[int, list] = {}
+    for node in _ref_topological_order(root):
+        if node.vjp is not None:
+            entry = [node, 0]
+            counts[id(node)] = entry
+
+            def counting(g: Any, f: Callable = node.vjp, entry: list = entry) -> Any:
+                if g is None:
+                    raise CheckFailed(
+                        f"the closure of {entry[0]!r} was called with gradient None: its "
+                        "gradient had not been computed yet. Go through topological_order(self) "
+                        "reversed (the output first) and pass each node's own .grad.")
+                entry[1] += 1
+                return f(g)
+            node.vjp = counting
+    return counts
+
+
+def _backward_cases() -> dict[str, Callable[[], tuple[T, list[T]]]]:
+    rng = np.random.default_rng(2)
+    xv, yv, wv = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(2, 3))
+
+    def product():
+        x, y = T(xv, name="x"), T(yv, name="y")
+        return _r_mul(x, y, "z"), [x, y]
+
+    def square():
+        x = T(xv, name="x")
+        return _r_mul(x, x, "z"), [x]
+
+    def sum_then_reuse():
+        x, y = T(xv, name="x"), T(yv, name="y")
+        return _r_add(_r_add(x, y, "s"), x, "z"), [x, y]
+
+    def used_fifty_times():
+        x = T(xv, name="x")
+        s = x
+        for i in range(49):
+            s = _r_add(s, x, f"s{i + 1}")
+        return s, [x]
+
+    def diamond():
+        x, w = T(wv[0], name="x"), T(wv[1], name="w")
+        a = _r_mul(x, w, "a")
+        return _r_mul(_r_tanh(a, "b"), _r_exp(a, "c"), "z"), [x, w]
+
+    def deep():
+        root, nodes = _deep_chain(sys.getrecursionlimit() + 1000)
+        return root, [nodes[0]]
+
+    return {"z = x * y": product, "z = x * x": square, "z = (x + y) + x": sum_then_reuse,
+            "z = x + x + ... + x (x used 50 times)": used_fifty_times,
+            "a diamond: a = x * w; z = tanh(a) * exp(a)": diamond,
+            f"a chain of {sys.getrecursionlimit() + 1000} tanh operations": deep}
+
+
+def _shared_gradients(root: T) -> bool:
+    """Whether two tensors of the graph hold the same gradient array."""
+    grads = [n.grad for n in _ref_topological_order(root) if isinstance(n.grad, np.ndarray)]
+    return any(a is b for i, a in enumerate(grads) for b in grads[:i])
+
+
+def backward(backward: Callable) -> None:
+    """Exercise 1.3: seed the output with ones, run each closure once in reverse topological
+    order, and add the gradients that reach a tensor from all its uses."""
+    require_student(backward, "backward")
+    check = "backward"
+    fn = with_globals(backward, topological_order=_ref_topological_order, Tensor=T)
+    cause_acc = ("a tensor used more than once gets a gradient from every use: add it to "
+                 "what is there (parent.grad = parent.grad + g), do not overwrite it")
+    cases = _backward_cases()
+    for name, build in cases.items():
+        case = f"{check}, case '{name}'"
+        root, leaves = build()
+        counts = _counted(root)
+        want_root, want_leaves = build()
+        _ref_backward(want_root)
+        with student_code(case, "backward()"):
+            fn(root)
+        for node, n in counts.values():
+            if n != 1:
+                fail(case, f"the closure of {node!r} ran {n} times; it must run exactly once",
+                     "run each closure once, after its node's gradient is complete: loop over "
+                     "reversed(topological_order(self)) and nothing else")
+        try:
+            assert_close(root.grad, np.ones_like(root.data), case, "the output's own .grad",
+                         "start with self.grad = np.ones_like(self.data): d(output)/d(output) = 1")
+            for got, want in zip(leaves, want_leaves):
+                assert_close(got.grad, want.grad, case, f"{got.name}.grad", cause_acc)
+        except CheckFailed as e:
+            if not _shared_gradients(root):
+                raise
+            raise CheckFailed(str(e).split("\n  usual cause:")[0] + "\n  usual cause: two tensors "
+                              "share one gradient array (add returns (g, g): the same array "
+                              "twice), and an in-place += changed both. Write parent.grad = "
+                              "parent.grad + g, which makes a new array.") from None
+
+    # gradients add up across two backward calls that share a leaf (as with Var and PyTorch)
+    case = f"{check}, case 'z1 = x * y, then z2 = exp(x): x.grad after both backward calls'"
+    x, y = T([0.5, -1.0], name="x"), T([2.0, 3.0], name="y")
+    with student_code(case, "backward()"):
+        fn(_r_mul(x, y, "z1"))
+        fn(_r_exp(x, "z2"))
+    assert_close(x.grad, y.data + np.exp(x.data), case, "x.grad",
+                 "gradients accumulate: a leaf that already has a .grad gets the new one added")
+    passed(f"backward: output seeded with ones, each closure run once, gradients of reused "
+           f"tensors added up ({len(cases) + 1} graphs, a 50-times-reused x and a "
+           f"{sys.getrecursionlimit() + 1000}-deep chain included)")
+
+
+# ---------------------------------------------------------------------------------------------
+# 1.4 - 1.12 the operations
+
+
+def _var_elementwise(var_fn: Callable, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, list]:
+    """Run ``var_fn`` on scalar Vars element by element: (values, d value / d input_k)."""
+    shape = arrays[0].shape
+    value = np.zeros(shape)
+    local = [np.zeros(shape) for _ in arrays]
+    for i in np.ndindex(shape):
+        vs = [Var(float(a[i])) for a in arrays]
+        out = var_fn(*vs)
+        out.backward()
+        value[i] = out.data
+        for k, v in enumerate(vs):
+            local[k][i] = v.grad
+    return value, local
+
+
+def _holds(fn: Any, target: object) -> bool:
+    """Whether the closure ``fn`` refers directly to ``target`` (a cycle if target holds fn)."""
+    if getattr(fn, "__self__", None) is target:
+        return True
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            if cell.cell_contents is target:
+                return True
+        except ValueError:
+            pass
+    return False
+
+
+def _kept_alive(fn: Callable, args: tuple) -> bool:
+    """True when the output of ``fn(*args)`` outlives its last reference (a reference cycle)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        out = fn(*args)
+        ref = weakref.ref(out)
+        del out
+        return ref() is not None
+    finally:
+        if was:
+            gc.enable()
+
+
+class _Op:
+    def __init__(self, name: str, formula: str, np_fn: Callable, var_fn: Callable,
+                 cases: list[tuple], causes: Sequence[str], constant: bool = False) -> None:
+        self.name, self.formula, self.np_fn, self.var_fn = name, formula, np_fn, var_fn
+        self.cases, self.causes, self.constant = cases, causes, constant
+
+
+def _cases(seed: int, domain: Callable[[np.random.Generator, tuple], np.ndarray],
+           arity: int) -> list[tuple]:
+    rng = np.random.default_rng(seed)
+    return [tuple(domain(rng, shape) for _ in range(arity)) for shape in ((3,), (2, 3), ())]
+
+
+def _normal(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    return rng.normal(size=shape)
+
+
+def _positive(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    return rng.uniform(0.5, 2.5, size=shape)
+
+
+def _away_from_zero(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    return rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+_OPS = {
+    "add": _Op("add", "a.data + b.data", lambda a, b: a + b, lambda a, b: a + b,
+               _cases(10, _normal, 2),
+               ["both inputs get the output gradient unchanged: return (g, g)"] * 2),
+    "sub": _Op("sub", "a.data - b.data", lambda a, b: a - b, lambda a, b: a - b,
+               _cases(11, _normal, 2),
+               ["a gets the output gradient g unchanged",
+                "b enters with a minus sign, so b gets -g (check the sign)"]),
+    "mul": _Op("mul", "a.data * b.data", lambda a, b: a * b, lambda a, b: a * b,
+               _cases(12, _normal, 2),
+               ["a's gradient is g times the *other* input: g * b.data",
+                "b's gradient is g times the *other* input: g * a.data"]),
+    "div": _Op("div", "a.data / b.data", lambda a, b: a / b, lambda a, b: a / b,
+               [(a, b) for a, b in zip((c[0] for c in _cases(13, _normal, 2)),
+                                       (c[0] for c in _cases(14, _away_from_zero, 1)))],
+               ["d(a/b)/da = 1/b, so a gets g / b.data",
+                "d(a/b)/db = -a/b**2, so b gets -g * a.data / b.data**2 (mind the sign)"]),
+    "exp": _Op("exp", "np.exp(a.data)", np.exp, lambda a: a.exp(), _cases(15, _normal, 1),
+               ["exp is its own derivative: the gradient is g * y with y = np.exp(a.data)"]),
+    "log": _Op("log", "np.log(a.data)", np.log, lambda a: a.log(), _cases(16, _positive, 1),
+               ["d log(x)/dx = 1/x: the gradient is g / a.data"]),
+    "tanh": _Op("tanh", "np.tanh(a.data)", np.tanh, lambda a: a.tanh(), _cases(17, _normal, 1),
+                ["d tanh(x)/dx = 1 - tanh(x)**2: the gradient is g * (1 - y**2) with "
+                 "y = np.tanh(a.data)"]),
+    "relu": _Op("relu", "np.maximum(a.data, 0)", lambda a: np.maximum(a, 0), lambda a: a.relu(),
+                [tuple(np.where(np.abs(x) < 0.1, 0.5, x) for x in c)
+                 for c in _cases(18, _normal, 1)],
+                ["relu passes the gradient where the input is positive and blocks it "
+                 "elsewhere: np.where(a.data > 0, g, 0.0)"]),
+}
+
+
+def _check_op(op: _Op, fn: Callable, extra: tuple = (), label: str = "") -> int:
+    """Run one operation's cases; return how many ran. ``extra`` are constant arguments."""
+    student = with_globals(fn, Tensor=T)
+    name = op.name
+    letters = "ab"
+    n = 0
+    for k, arrays in enumerate(op.cases):
+        n += 1
+        shape = arrays[0].shape
+        inputs = tuple(T(a.copy(), name=letters[i]) for i, a in enumerate(arrays))
+        call = f"{name}({', '.join(letters[:len(arrays)])}{''.join(f', {e}' for e in extra)})"
+        case = (f"{name}, case {k + 1} of {len(op.cases)}: {call}{label} with inputs of shape "
+                f"{shape}")
+        with student_code(case, f"your {name}"):
+            out = student(*inputs, *extra)
+        if not isinstance(out, T):
+            fail(case, f"{name} returned {type(out).__name__} {show(out)}; expected a Tensor",
+                 f"return Tensor({op.formula}, parents, vjp)")
+        # forward, against the scalar engine element by element
+        var_value, var_local = _var_elementwise(lambda *v: op.var_fn(*v, *extra), arrays)
+        assert_close(out.data, var_value, case, "the forward value",
+                     f"the forward value should be {op.formula}" if not extra else
+                     f"the forward value should be a.data ** {extra[0]}")
+        for i, (t, a) in enumerate(zip(inputs, arrays)):
+            if not np.array_equal(t.data, a):
+                fail(case, f"{name} changed its input {letters[i]}.data in place",
+                     "compute new arrays (a.data * b.data); never write into an input's data")
+        parents = getattr(out, "parents", None)
+        if not isinstance(parents, tuple) or len(parents) != len(inputs) or \
+                any(p is not t for p, t in zip(parents, inputs)):
+            want = "(" + ", ".join(letters[:len(inputs)]) + ("," if len(inputs) == 1 else "") + ")"
+            fail(case, f"the output's parents should be {want}, the input tensors themselves; "
+                       f"got {show(parents)}",
+                 f"pass parents={want} to Tensor" + (" (a number like p is not a parent: it "
+                                                      "needs no gradient)" if extra else ""))
+        if not callable(getattr(out, "vjp", None)):
+            fail(case, "the output has no closure (.vjp is not callable)",
+                 "pass the closure as vjp=: Tensor(value, parents, vjp)")
+        if _holds(out.vjp, out):
+            fail(case, "the closure refers to the output tensor itself. Then the output holds "
+                       "its closure and the closure holds the output: a reference cycle, and "
+                       "the whole graph stays in memory until the garbage collector runs",
+                 "the closure gets the output gradient g as its argument; if it needs the "
+                 "output's value, keep the array (y = ...) and use y, not the Tensor")
+        # the closure, with a random output gradient
+        g = np.random.default_rng(100 + k).normal(size=shape)
+        with student_code(case, f"the closure of your {name}"):
+            grads = out.vjp(g.copy())
+        if isinstance(grads, np.ndarray) or not isinstance(grads, (tuple, list)):
+            fail(case, f"the closure returned {type(grads).__name__} {show(grads)}; expected a "
+                       f"tuple with one gradient per parent ({len(inputs)})",
+                 "return a tuple even for one parent: (g * y,) with the trailing comma")
+        if len(grads) != len(inputs):
+            fail(case, f"the closure returned {len(grads)} gradients for {len(inputs)} parents",
+                 "return one gradient per parent, in the order of parents")
+        checked = numerical_vjp(lambda *xs: student(*(T(x) for x in xs), *extra).data,
+                                arrays, g)
+        for i, (got, local, fd) in enumerate(zip(grads, var_local, checked)):
+            what = f"the gradient for {letters[i]}"
+            if np.shape(got) != shape:
+                fail(case, f"{what} has shape {np.shape(got)} but {letters[i]} has shape {shape}",
+                     "in an elementwise operation each input's gradient has that input's shape")
+            assert_close(got, g * local, case, f"{what} (vs the scalar engine, for the output "
+                                               f"gradient g = {show(g)})", op.causes[i])
+            assert_close(got, fd, case, f"{what} (vs finite differences of your forward)",
+                         op.causes[i], rtol=1e-4, atol=1e-6)
+        for i, (t, a) in enumerate(zip(inputs, arrays)):
+            if not np.array_equal(t.data, a):
+                fail(case, f"the closure of {name} changed {letters[i]}.data in place",
+                     "compute new arrays in the closure; never write into an input's data")
+    if _kept_alive(student, tuple(T(a) for a in op.cases[0]) + extra):
+        fail(f"{name}", "the output tensor stays alive after its last reference is dropped: it "
+                        "is part of a reference cycle",
+             "the closure must not refer to the output tensor (nor store it anywhere): use the "
+             "arrays it needs")
+    return n
+
+
+def _run_op(name: str, fn: Callable) -> None:
+    require_student(fn, name)
+    n = _check_op(_OPS[name], fn)
+    passed(f"{name}: forward values and the gradient of every input agree with the scalar "
+           f"engine element by element and with finite differences ({n} cases, shapes (3,), "
+           f"(2, 3) and ())")
+
+
+def add(add: Callable) -> None:
+    """Exercise 1.4: ``add(a, b)``."""
+    _run_op("add", add)
+
+
+def sub(sub: Callable) -> None:
+    """Exercise 1.5: ``sub(a, b)``."""
+    _run_op("sub", sub)
+
+
+def mul(mul: Callable) -> None:
+    """Exercise 1.6: ``mul(a, b)``."""
+    _run_op("mul", mul)
+
+
+def div(div: Callable) -> None:
+    """Exercise 1.7: ``div(a, b)``."""
+    _run_op("div", div)
+
+
+def power(power: Callable) -> None:
+    """Exercise 1.8: ``power(a, p)`` for a Python number ``p`` (inputs kept positive)."""
+    require_student(power, "power")
+    n = 0
+    for p in (2, 3, 0.5, -1.5):
+        op = _Op("power", f"a.data ** {p}", lambda a, p=p: a ** p, lambda a, p=p: a ** p,
+                 _cases(19, _positive, 1),
+                 [f"d(x**p)/dx = p * x**(p - 1): the gradient is g * p * a.data ** (p - 1); "
+                  "p is a number, not a tensor, so it has no gradient"])
+        op.var_fn = lambda a, p_: a ** p_
+        n += _check_op(op, power, extra=(p,))
+    passed(f"power: forward values and gradients agree with the scalar engine and finite "
+           f"differences for p = 2, 3, 0.5, -1.5 ({n} cases)")
+
+
+def exp(exp: Callable) -> None:
+    """Exercise 1.9: ``exp(a)``."""
+    _run_op("exp", exp)
+
+
+def log(log: Callable) -> None:
+    """Exercise 1.10: ``log(a)`` (inputs kept positive)."""
+    _run_op("log", log)
+
+
+def tanh(tanh: Callable) -> None:
+    """Exercise 1.11: ``tanh(a)``."""
+    _run_op("tanh", tanh)
+
+
+def relu(relu: Callable) -> None:
+    """Exercise 1.12: ``relu(a)`` (no input exactly at 0)."""
+    _run_op("relu", relu)
