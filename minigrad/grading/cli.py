@@ -1,0 +1,104 @@
+"""The ``minigrad-grade`` command (also ``python -m minigrad.grading``).
+
+Exit status: 0 when grading finished, whatever the scores; 2 when the grader could not run
+(bad arguments, no released lessons, no notebooks found); 130 when interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .lessons import LessonError, load_lessons
+from .report import read_gradebook, summary, write_report
+from .runner import GraderError, GradingOptions, grade
+
+__all__ = ["main", "parser"]
+
+_EPILOG = """\
+layout: submissions/<student>/<NN>_<anything>.ipynb (one folder per student), or
+submissions/<student>_<NN>_<anything>.ipynb (a flat export); a notebook given directly is
+its folder's student's.
+
+examples:
+  minigrad-grade submissions/ --jobs 4           grade everyone into grading-report/
+  minigrad-grade submissions/ --student alice    regrade alice; merge into the report
+  minigrad-grade --list-lessons                  what was released, with the points
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="minigrad-grade", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Grade minigrad lesson notebooks: run each in a fresh kernel with the "
+                    "released lesson's cells and checks, and write a report.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="notebooks or folders of them")
+    p.add_argument("-o", "--out", default="grading-report", metavar="DIR",
+                   help="folder for grades.csv, exercises.csv, grades.json and feedback/ "
+                        "(default: %(default)s)")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="notebooks to grade at once, each in its own kernel (default: 1)")
+    p.add_argument("--student", action="append", metavar="NAME",
+                   help="grade only this student (repeatable); their rows replace the old ones "
+                        "in an existing report in --out")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="time limit of one cell or check (default: %(default)g)")
+    p.add_argument("--notebook-timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="time limit of all of a notebook's cells together (default: %(default)g)")
+    p.add_argument("--released", metavar="DIR",
+                   help="folder of released lessons (default: those shipped with minigrad)")
+    p.add_argument("--checks-package", metavar="NAME",
+                   help="package with the lessonN checks modules (default: minigrad.checks)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
+    p.add_argument("--list-lessons", action="store_true",
+                   help="list the released lessons and their exercises' points, then exit")
+    return p
+
+
+def _list_lessons(released: str | None, checks_package: str | None) -> int:
+    lessons = load_lessons(released, checks_package)
+    for lesson in sorted(lessons.values(), key=lambda lesson: lesson.number):
+        print(f"{lesson.key} ({lesson.max_points:g} points, release {lesson.digest})")
+        for exercise_id, info in lesson.exercises.items():
+            print(f"  {exercise_id:6} {info['points']:>4g}  {info['title']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the grader from the command line; returns the exit status."""
+    p = parser()
+    args = p.parse_args(argv)
+    if args.jobs < 1:
+        p.error(f"--jobs must be at least 1; got {args.jobs}")
+    if args.timeout <= 0 or args.notebook_timeout <= 0:
+        p.error("time limits must be positive")
+    try:
+        if args.list_lessons:
+            return _list_lessons(args.released, args.checks_package)
+        if not args.paths:
+            p.error("give at least one notebook or folder of submissions")
+        options = GradingOptions(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout)
+        book = grade(args.paths, students=args.student, jobs=args.jobs, released=args.released,
+                     checks_package=args.checks_package, options=options,
+                     progress=False if args.no_progress else None)
+    except (GraderError, LessonError) as exc:
+        print(f"minigrad-grade: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("minigrad-grade: interrupted; no report written", file=sys.stderr)
+        return 130
+    out = Path(args.out)
+    if args.student:
+        previous = read_gradebook(out)
+        if previous is not None:
+            book = previous.merged(book, args.student)
+    write_report(book, out)
+    if not args.quiet:
+        print(summary(book, out))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

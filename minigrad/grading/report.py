@@ -1,0 +1,212 @@
+"""Writing a :class:`~minigrad.grading.results.Gradebook` out: CSV, JSON and Markdown.
+
+``write_report(book, out)`` writes into the folder ``out``:
+
+* ``grades.csv`` -- one row per student: the score of each lesson, the total, and a short
+  list of issues (ready for a learning-management system's grade import);
+* ``exercises.csv`` -- one row per student, lesson and exercise: points, maximum, passed, status
+  and the check's message;
+* ``grades.json`` -- everything, per notebook (the source the other files are made from);
+* ``feedback/<student>.md`` -- a page per student: scores, each failed check's message, and
+  what the grader noticed about the notebook.
+
+:func:`summary` is the short Markdown table printed on the terminal.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+from .results import ISSUES, Gradebook, NotebookGrade
+
+__all__ = ["write_report", "summary", "feedback", "read_gradebook", "safe_name"]
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def safe_name(student: str) -> str:
+    """A student's name as a file name: letters, digits, ``.``, ``-`` and ``_`` only."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", student).strip("._") or "student"
+    return name[:100]
+
+
+def _counted(book: Gradebook) -> list[NotebookGrade]:
+    """The notebook that counts for each (student, lesson), plus every unidentified one."""
+    counted = []
+    for student in book.students():
+        counted += [best for key in book.lesson_keys() if (best := book.best(student, key))]
+        counted += [n for n in book.notebooks if n.student == student and n.lesson is None]
+    return counted
+
+
+def _issue_summary(notebooks: list[NotebookGrade], book: Gradebook) -> str:
+    parts = []
+    for notebook in notebooks:
+        kinds = notebook.issue_kinds()
+        if kinds:
+            where = f"{book.lesson(notebook.lesson).number:02d}" if notebook.lesson else \
+                Path(notebook.path).name
+            parts.append(f"{where}: {', '.join(kinds)}")
+    return "; ".join(parts)
+
+
+def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
+    """Write grades.csv, exercises.csv, grades.json and feedback/*.md into ``out``.
+
+    Feedback pages of students no longer in the gradebook are removed; nothing else in
+    ``out`` is touched. Returns the paths written.
+    """
+    out = Path(out)
+    feedback_dir = out / "feedback"
+    feedback_dir.mkdir(parents=True, exist_ok=True)
+    keys = book.lesson_keys()
+    written = []
+
+    path = out / "grades.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", *keys, "total", "issues"])
+        for student in book.students():
+            bests = [book.best(student, key) for key in keys]
+            mine = [n for n in _counted(book) if n.student == student]
+            writer.writerow([student, *("" if b is None else _num(b.score) for b in bests),
+                             _num(book.total(student)), _issue_summary(mine, book)])
+    written.append(path)
+
+    path = out / "exercises.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "lesson", "exercise", "title", "points", "max", "passed",
+                         "status", "message", "notebook"])
+        for notebook in _counted(book):
+            for exercise in notebook.exercises:
+                writer.writerow([notebook.student, notebook.lesson, exercise.exercise,
+                                 exercise.title, _num(exercise.points),
+                                 _num(exercise.max_points), str(exercise.passed).lower(),
+                                 exercise.status, exercise.message, notebook.path])
+    written.append(path)
+
+    path = out / "grades.json"
+    data = book.to_dict()
+    data["students"] = {student: {"scores": {key: b.score for key in keys
+                                             if (b := book.best(student, key))},
+                                  "total": book.total(student)}
+                        for student in book.students()}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    written.append(path)
+
+    students = book.students()
+    pages = {f"{safe_name(student)}.md": student for student in students}
+    for stale in feedback_dir.glob("*.md"):
+        if stale.name not in pages:
+            stale.unlink()
+    for name, student in pages.items():
+        path = feedback_dir / name
+        path.write_text(feedback(book, student), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def read_gradebook(out: str | os.PathLike[str]) -> Gradebook | None:
+    """The gradebook a previous run wrote into ``out`` (None when there is none)."""
+    path = Path(out) / "grades.json"
+    if not path.is_file():
+        return None
+    return Gradebook.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _fence(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}text\n{text.strip()}\n{fence}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def feedback(book: Gradebook, student: str) -> str:
+    """The Markdown feedback page of one student."""
+    lines = [f"# Feedback for {student}", ""]
+    notebooks = [n for n in book.notebooks if n.student == student]
+    total = book.total(student)
+    maximum = sum(book.lesson(key).max_points for key in book.lesson_keys()
+                  if book.best(student, key) is not None)
+    lines += [f"Total: **{_num(total)} / {_num(maximum)}** points.", ""]
+    for notebook in notebooks:
+        title = notebook.lesson or f"`{Path(notebook.path).name}`"
+        score = f": {_num(notebook.score)} / {_num(notebook.max_score)}" if notebook.lesson else ""
+        counted = notebook.lesson and book.best(student, notebook.lesson) is not notebook
+        lines += [f"## {title}{score}" + (" (not counted)" if counted else ""), "",
+                  f"Notebook: `{notebook.path}`", ""]
+        if notebook.exercises:
+            lines += ["| exercise | points | result |", "|---|---:|---|"]
+            lines += [f"| {e.exercise} {_cell(e.title)} | {_num(e.points)} / "
+                      f"{_num(e.max_points)} | {e.status} |" for e in notebook.exercises]
+            lines.append("")
+        for exercise in notebook.exercises:
+            if exercise.status == "failed":
+                lines += [f"### {exercise.exercise} {exercise.title}: failed", "",
+                          _fence(exercise.message or "(no message)"), ""]
+        if notebook.issues:
+            lines += ["### What the grader noticed", ""]
+            lines += [f"- **{issue.kind}**: {issue.text}" for issue in notebook.issues]
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,
+            max_rows: int = 40) -> str:
+    """A short Markdown summary: a table of students and lessons, issues, where the files are."""
+    keys = book.lesson_keys()
+    students = book.students()
+    n = len(book.notebooks)
+    lines = [f"## minigrad grades: {n} notebook{'s' * (n != 1)}, {len(students)} "
+             f"student{'s' * (len(students) != 1)} ({book.seconds:g} s, {book.jobs} "
+             f"job{'s' * (book.jobs != 1)})", ""]
+    maximum = sum(book.lesson(key).max_points for key in keys)
+    header = [f"{key[:2]} /{_num(book.lesson(key).max_points)}" for key in keys]
+    lines += ["| student | " + " | ".join(header + [f"total /{_num(maximum)}"]) + " | issues |",
+              "|---|" + "---:|" * (len(keys) + 1) + "---|"]
+    counted = _counted(book)
+    for student in students[:max_rows]:
+        bests = [book.best(student, key) for key in keys]
+        scores = ["–" if b is None else _num(b.score) for b in bests]
+        mine = [nb for nb in counted if nb.student == student]
+        lines.append(f"| {_cell(student)} | " + " | ".join(scores + [_num(book.total(student))])
+                     + f" | {_cell(_issue_summary(mine, book))} |")
+    if len(students) > max_rows:
+        lines.append(f"| … {len(students) - max_rows} more in grades.csv | |")
+    lines.append("")
+    if keys:
+        means = []
+        for key in keys:
+            scores = [b.score for s in students if (b := book.best(s, key)) is not None]
+            means.append(f"{key[:2]} {sum(scores) / len(scores):.3g}/"
+                         f"{_num(book.lesson(key).max_points)}")
+        lines += ["Mean scores: " + ", ".join(means) + ".", ""]
+    kinds: Counter[str] = Counter()
+    who: dict[str, list[str]] = {}
+    for notebook in counted:
+        for kind in notebook.issue_kinds():
+            kinds[kind] += 1
+            who.setdefault(kind, []).append(notebook.student)
+    if kinds:
+        lines.append("Issues:")
+        for kind, count in kinds.most_common():
+            names = sorted(set(who[kind]))
+            shown = ", ".join(names[:8]) + (f", … ({len(names) - 8} more)" if len(names) > 8
+                                             else "")
+            lines.append(f"- {kind} ×{count} ({shown}): {ISSUES.get(kind, '')}")
+        lines.append("")
+    if out is not None:
+        lines.append(f"Report: {Path(out) / 'grades.csv'}, exercises.csv, grades.json, "
+                     f"feedback/ ({len(students)} pages).")
+    return "\n".join(lines).rstrip() + "\n"
