@@ -13,7 +13,8 @@ from typing import Any
 
 from .backend import namespace
 
-__all__ = ["unbroadcast", "broadcast_shapes", "plan", "broadcast_pair", "BroadcastPlan", "NUMPY_RULE"]
+__all__ = ["unbroadcast", "broadcast_shapes", "plan", "broadcast_pair", "BroadcastPlan",
+           "NUMPY_RULE", "OPERATORS"]
 
 
 def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast") -> tuple[int, ...]:
@@ -81,7 +82,8 @@ NUMPY_RULE = ("NumPy's rule: line the two shapes up at their right-hand ends (th
               "gets leading axes of size 1); on every axis the two sizes must be equal, or one "
               "of them must be 1, and a size-1 axis is then copied to match the other.")
 
-_OPERATORS = {"+": "+", "-": "-", "*": "*", "/": "/",
+# The operators plan() accepts, by symbol or name, and the symbol each stands for.
+OPERATORS = {"+": "+", "-": "-", "*": "*", "/": "/",
               "add": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
@@ -252,10 +254,10 @@ def broadcast_pair(shape_a: tuple[int, ...], shape_b: tuple[int, ...],
 
 
 def _operator(op: str) -> str:
-    if op not in _OPERATORS:
+    if op not in OPERATORS:
         raise ValueError(f"plan: op must be one of '+', '-', '*', '/' (or 'add', 'sub', 'mul', "
                          f"'div'); got {op!r}")
-    return _OPERATORS[op]
+    return OPERATORS[op]
 
 
 def plan(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str = "+") -> BroadcastPlan:
