@@ -157,7 +157,7 @@ class MLP:
         return [pair for layer in self.layers for pair in layer.params()]
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Parameters named as ``minigrad.nn.Sequential`` names them: ``"0.weight"``, ``"0.bias"``."""
+        """The parameters, named as ``minigrad.nn.Sequential`` names them (``"0.weight"``)."""
         state = {}
         for i, layer in enumerate(self.layers):
             if isinstance(layer, Linear):

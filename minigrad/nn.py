@@ -77,10 +77,12 @@ class Module:
 
     # --- what a module holds ------------------------------------------------------------------
 
-    def _members(self) -> Iterator[tuple[str, Any]]:
+    def _members(self) -> list[tuple[str, Any]]:
         """(name, value) for each Parameter and Module held directly by this module."""
-        for name, value in vars(self).items():
-            yield from _walk(name, value)
+        found: list[tuple[str, Any]] = []
+        for name, value in self.__dict__.items():
+            _collect(name, value, found)
+        return found
 
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
         """The modules held directly by this one, with their names."""
@@ -116,12 +118,13 @@ class Module:
         They come in the order they were set, depth first: a submodule's parameters where
         the submodule was set.
         """
-        yield from _named_parameters(self, f"{prefix}." if prefix else "", {id(self)})
+        found: list[tuple[str, Parameter]] = []
+        _collect_parameters(self, f"{prefix}." if prefix else "", {id(self)}, found)
+        return iter(found)
 
     def parameters(self) -> Iterator[Parameter]:
         """Every parameter, each once: what an optimizer is given."""
-        for _, p in self.named_parameters():
-            yield p
+        return (p for _, p in self.named_parameters())
 
     def register_buffer(self, name: str, value: Any) -> None:
         """Hold a tensor that is state but not trained (e.g. running statistics).
@@ -150,7 +153,8 @@ class Module:
         """Clear the gradients of all parameters (``backward()`` adds to them otherwise).
 
         ``set_to_none=True`` drops them (``p.grad = None``, no memory kept); ``False``
-        replaces them with zeros.
+        replaces them with zeros. This walks the module tree on every call; in a training loop
+        ``optimizer.zero_grad()``, which keeps its list of parameters, is cheaper.
         """
         for p in self.parameters():
             if set_to_none or p.grad is None:
@@ -259,28 +263,28 @@ class Module:
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
-def _walk(name: str, value: Any) -> Iterator[tuple[str, Any]]:
-    """Parameters and modules in ``value``, looking inside lists, tuples and dicts."""
+def _collect(name: str, value: Any, found: list[tuple[str, Any]]) -> None:
+    """Append the parameters and modules in ``value`` to ``found`` (inside lists, tuples, dicts)."""
     if isinstance(value, (Parameter, Module)):
-        yield name, value
+        found.append((name, value))
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            yield from _walk(f"{name}.{i}", item)
+            _collect(f"{name}.{i}", item, found)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _walk(f"{name}.{key}", item)
+            _collect(f"{name}.{key}", item, found)
 
 
-def _named_parameters(module: Module, prefix: str, seen: set[int]
-                      ) -> Iterator[tuple[str, Parameter]]:
+def _collect_parameters(module: Module, prefix: str, seen: set[int],
+                        found: list[tuple[str, Parameter]]) -> None:
     for name, value in module._members():
         if id(value) in seen:  # a shared parameter or module: listed where first met
             continue
         seen.add(id(value))
         if isinstance(value, Parameter):
-            yield prefix + name, value
+            found.append((prefix + name, value))
         else:
-            yield from _named_parameters(value, f"{prefix}{name}.", seen)
+            _collect_parameters(value, f"{prefix}{name}.", seen, found)
 
 
 def _set_data(t: Tensor, data: Any) -> None:
@@ -464,12 +468,12 @@ class Sequential(Module):
                                 "e.g. nn.ReLU instead of nn.ReLU()?)")
         self._layers = list(layers)
 
-    def _members(self) -> Iterator[tuple[str, Any]]:
-        for i, layer in enumerate(self._layers):
-            yield str(i), layer
-        for name, value in vars(self).items():
+    def _members(self) -> list[tuple[str, Any]]:
+        found = [(str(i), layer) for i, layer in enumerate(self._layers)]
+        for name, value in self.__dict__.items():
             if name != "_layers":
-                yield from _walk(name, value)
+                _collect(name, value, found)
+        return found
 
     def forward(self, x: Any) -> Any:
         for layer in self._layers:

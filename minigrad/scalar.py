@@ -156,7 +156,8 @@ def _as_var(x: Var | Number) -> Var:
         return x
     if isinstance(x, (int, float)):
         return Var(x)
-    raise TypeError(f"Var: cannot combine a Var with {type(x).__name__}; expected a number or a Var")
+    raise TypeError(f"Var: cannot combine a Var with {type(x).__name__}; "
+                    "expected a number or a Var")
 
 
 def _pow_exponent_grad(x: float, y: float) -> float:

@@ -13,8 +13,9 @@ def test_moons():
     np.testing.assert_array_equal(X, X2)
     np.testing.assert_array_equal(y, y2)
     assert not np.array_equal(moons(200, noise=0.1, seed=4)[0], X)
-    clean, _ = moons(200, noise=0.0, seed=3)
-    radius = np.hypot(clean[:, 0] - np.where(_ == 0, 0.0, 1.0), clean[:, 1] - np.where(_ == 0, 0.0, 0.5))
+    clean, label = moons(200, noise=0.0, seed=3)
+    centre = np.where(label[:, None] == 0, [0.0, 0.0], [1.0, 0.5])
+    radius = np.hypot(*(clean - centre).T)
     np.testing.assert_allclose(radius, 1.0)  # noise-free points lie on the two unit half circles
     assert moons(10, dtype="float32")[0].dtype == np.float32
 

@@ -112,7 +112,8 @@ def quadratic_steps(zero_grads: bool, lr=0.1):
 def test_forgetting_zero_grad_changes_the_result():
     # gradient 2p: step 1 uses 2*p0 and gives p1 = 0.8 p0 either way.
     # With zero_grad, step 2 uses 2*p1 = 1.6 p0:                 p2 = 0.8 p1 = 0.64 p0.
-    # Without it, .grad still holds 2*p0 and gets 2*p1 added: 3.6 p0: p2 = 0.8 p0 - 0.36 p0 = 0.44 p0.
+    # Without it, .grad still holds 2*p0 and gets 2*p1 added: 3.6 p0, and
+    # p2 = 0.8 p0 - 0.1 * 3.6 p0 = 0.44 p0.
     p0 = np.array([1.0, -3.0])
     np.testing.assert_allclose(quadratic_steps(zero_grads=True), 0.64 * p0, rtol=1e-15)
     np.testing.assert_allclose(quadratic_steps(zero_grads=False), 0.44 * p0, rtol=1e-15)
