@@ -2,8 +2,9 @@
 
 The grader never imports this module in the kernel: an import goes through ``sys.modules``,
 which a notebook cell could have patched beforehand. It sends this file's *source* and
-``exec``-s it in a private namespace with one more name, ``ARGS`` (a dict of strings); the last
-line runs :func:`run_check`. Nothing here is left in the student's namespace.
+``exec``-s it in a private namespace named ``__minigrad_grader__`` with one more name, ``ARGS``
+(a dict); the last lines then run :func:`run_check`. Nothing here is left in the student's
+namespace.
 
 One run:
 
@@ -29,13 +30,17 @@ def _origin(obj):
 
 
 def _replaced(old_modules, new_modules):
-    """Names in the old checks modules that differ from the freshly imported ones."""
+    """Names in the old checks modules that differ from the freshly imported ones.
+
+    ``old_modules`` is a list of ``(name, module)`` pairs: a name may come more than once (the
+    module in ``sys.modules`` and an older one the notebook still holds as ``checks``).
+    """
     import types
 
     replaced = []
-    for name, new in new_modules.items():
-        old = old_modules.get(name)
-        if old is None or new is None:
+    for name, old in old_modules:
+        new = new_modules.get(name)
+        if new is None:
             continue
         if not isinstance(old, types.ModuleType) or getattr(old, "__file__", None) != getattr(
                 new, "__file__", None):
@@ -54,7 +59,7 @@ def _replaced(old_modules, new_modules):
                     new_origin = _origin(new_fn)
                     if new_origin is not None and _origin(vars(old_value).get(method)) != new_origin:
                         replaced.append(f"{name}.{attr}.{method}")
-    return replaced
+    return list(dict.fromkeys(replaced))
 
 
 def _from_notebook(obj):
@@ -90,14 +95,27 @@ def _suspicious(package):
     return found
 
 
-def _reload(package, lesson_module):
-    """Import the checks package afresh; return the fresh package and what had been replaced."""
+def _in_package(value, package):
+    import types
+
+    name = getattr(value, "__name__", None) if isinstance(value, types.ModuleType) else None
+    return isinstance(name, str) and (name == package or name.startswith(package + "."))
+
+
+def _reload(package, lesson_module, user_ns):
+    """Import the checks package afresh; return the fresh package and what had been replaced.
+
+    The old modules are those in ``sys.modules`` and those the notebook's names still hold
+    (``checks`` and its submodules, from an earlier import), so a patch to either is reported.
+    """
     import importlib
     import sys
 
-    prefix = package + "."
-    old = {name: module for name, module in sys.modules.items()
-           if name == package or name.startswith(prefix)}
+    old = {name: module for name, module in sys.modules.items() if name == package
+           or name.startswith(package + ".")}
+    held = [value for value in list(user_ns.values()) if _in_package(value, package)]
+    held += [sub for value in held for sub in list(vars(value).values())
+             if _in_package(sub, package)]
     for name in old:
         del sys.modules[name]
     parent, _, attr = package.rpartition(".")
@@ -106,17 +124,26 @@ def _reload(package, lesson_module):
     importlib.invalidate_caches()
     fresh = importlib.import_module(package)
     importlib.import_module(lesson_module)
-    new = {name: sys.modules.get(name) for name in old}
-    return fresh, _replaced(old, new)
+    new = {name: module for name, module in sys.modules.items() if _in_package(module, package)}
+    pairs = list(old.items()) + [(module.__name__, module) for module in held]
+    return fresh, _replaced(pairs, new)
 
 
 def _where(exc):
-    """The innermost line of notebook code in the traceback, as ``line N: code``."""
+    """The innermost line of notebook code in the traceback, as ``line N ...: code``.
+
+    A check that wraps the student's error (``raise CheckFailed(...) from error``) keeps the
+    student's frames in the cause, so the chain of causes is searched too.
+    """
     import linecache
     import traceback
 
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-              if frame.filename.startswith("<ipython-input") or "ipykernel_" in frame.filename]
+    frames, seen = [], set()
+    while exc is not None and id(exc) not in seen and not frames:
+        seen.add(id(exc))
+        frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+                  if frame.filename.startswith("<ipython-input") or "ipykernel_" in frame.filename]
+        exc = exc.__cause__ or exc.__context__
     if not frames:
         return ""
     frame = frames[-1]
@@ -143,7 +170,6 @@ def run_check(args):
     import json
     import sys
     import time
-    import types
 
     from IPython import get_ipython
 
@@ -153,15 +179,13 @@ def run_check(args):
     start = time.perf_counter()
     fresh = None
     try:
-        fresh, record["replaced"] = _reload(package, args["lesson_module"])
-        record["suspicious"] = _suspicious(package)
         shell = get_ipython()
+        fresh, record["replaced"] = _reload(package, args["lesson_module"], shell.user_ns)
+        record["suspicious"] = _suspicious(package)
         namespace = dict(shell.user_ns)
         for name, value in list(namespace.items()):  # other names bound to old checks modules
-            module_name = getattr(value, "__name__", None)
-            if isinstance(value, types.ModuleType) and isinstance(module_name, str) and (
-                    module_name == package or module_name.startswith(package + ".")):
-                namespace[name] = sys.modules.get(module_name, value)
+            if _in_package(value, package):
+                namespace[name] = sys.modules.get(value.__name__, value)
         namespace[args["alias"]] = fresh
         code = compile(shell.transform_cell(args["source"]), f"<check {args['check']}>", "exec")
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):

@@ -376,11 +376,18 @@ def _run_steps(client: _GraderClient, steps: list[Step], results: list[StepResul
             client.execute_cell(client.nb.cells[index], index,
                                 store_history=step.kind == "cell")
         except DeadKernelError:
-            results[index].seconds = time.monotonic() - start
-            results[index].status = "timeout" if watchdog.fired else "error"
-            why = (f"it did not answer an interrupt after {step.label} ran past its "
-                   f"{client.timeout} s limit, so it was killed") if watchdog.fired else \
-                f"it stopped while running {step.label} (crashed, or the code exited it)"
+            result = results[index]
+            result.seconds = time.monotonic() - start
+            if watchdog.fired:
+                result.status = "timeout"
+                result.error = (f"timed out after {client.timeout} s, did not answer the "
+                                "interrupt, and its kernel was killed")
+                why = (f"it did not answer an interrupt after {step.label} ran past its "
+                       f"{client.timeout} s limit, so it was killed")
+            else:
+                result.status = "error"
+                result.error = "the kernel died while it ran (did the code exit or crash?)"
+                why = f"it stopped while running {step.label} (crashed, or the code exited it)"
             execution.issues.append(Issue("kernel died", f"the kernel died: {why}; the "
                                           "steps after it did not run"))
             raise
@@ -418,7 +425,7 @@ def _check_outcome(step: Step, index: int, execution: Execution) -> CheckOutcome
                             where=str((record or {}).get("where", "")), seconds=result.seconds)
     if record is None:
         why = {"not run": "the kernel had stopped before it", "skipped": "it was skipped"}.get(
-            result.status, "it did not report (" + (result.error or "no output") + ")")
+            result.status, result.error or "it did not report")
         return CheckOutcome(exercise, False, "not run", f"the check did not run: {why}")
     return CheckOutcome(exercise, bool(record.get("passed")), str(record.get("kind", "error")),
                         str(record.get("message", "")), str(record.get("where", "")),
@@ -480,11 +487,14 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
     execution = None
     if notebook is None:
         assembly = Assembly(steps=[])
+    elif not notebook.get("cells") or any(i.kind == "wrong lesson" for i in grade.issues):
+        assembly = Assembly(steps=[])  # nothing of this lesson in it: nothing to run
+        grade.status = "not run"
+        if not notebook.get("cells"):
+            grade.issues.append(Issue("unreadable", "the notebook has no cells"))
     else:
         assembly = assemble(notebook, lesson)
         grade.issues += assembly.issues
-        if not notebook.get("cells"):
-            grade.issues.append(Issue("unreadable", "the notebook has no cells"))
         if assembly.attempted:
             execution = run_assembly(assembly, lesson, options)
             grade.issues += execution.issues
