@@ -1,0 +1,338 @@
+"""The lesson 4 checks pass the reference solutions and catch broken ones with a useful message.
+
+The reference functions are the notebook's solutions; each broken variant is a mistake a
+student makes. A check must fail with ``CheckFailed`` and name the cause.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from minigrad import Tensor, byhand, nn, optim
+from minigrad import functional as F
+from minigrad.checks import CheckFailed, lesson4
+
+
+# --- the reference solutions (as in solutions/04_train_and_check.py) --------------------------
+
+
+def network(W1, b1, W2, b2):
+    model = nn.Sequential(nn.Linear(W1.shape[1], W1.shape[0]), nn.Sigmoid(),
+                          nn.Linear(W2.shape[1], W2.shape[0]))
+    model.load_state_dict({"0.weight": W1, "0.bias": b1, "2.weight": W2, "2.bias": b2})
+    return model
+
+
+def _forward(x, t, W1, b1, W2, b2):
+    z1 = W1 @ x + b1
+    h = 1 / (1 + np.exp(-z1))
+    z2 = W2 @ h + b2
+    p = np.exp(z2 - z2.max())
+    p = p / p.sum()
+    onehot = np.eye(len(z2))[t]
+    return z1, h, z2, p, onehot
+
+
+def hand_gradients(x, t, W1, b1, W2, b2):
+    z1, h, z2, p, onehot = _forward(x, t, W1, b1, W2, b2)
+    delta2 = p - onehot
+    dh = W2.T @ delta2
+    delta1 = dh * h * (1 - h)
+    return {"W1": np.outer(delta1, x), "b1": delta1, "W2": np.outer(delta2, h), "b2": delta2}
+
+
+def train(model, X, y, steps, lr):
+    inputs = Tensor(X)
+    opt = optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(inputs), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def fails(check, *args, match: str) -> str:
+    with pytest.raises(CheckFailed) as info:
+        check(*args)
+    message = str(info.value)
+    assert re.search(match, message, flags=re.S | re.I), message
+    return message
+
+
+def test_reference_solutions_pass_every_check(capsys):
+    lesson4.network(network)
+    lesson4.hand_gradients(hand_gradients)
+    lesson4.train_loop(train)
+    out = capsys.readouterr().out
+    assert out.count("\u2713") == 3
+    assert "check 4.1" in out and "check 4.2" in out and "check 4.3" in out
+
+
+def test_exercises_have_points_for_every_check():
+    assert set(lesson4.EXERCISES) == {"4.1", "4.2", "4.3"}
+    assert all(e["points"] > 0 and e["title"] for e in lesson4.EXERCISES.values())
+
+
+def test_the_lessons_table_numbers_are_the_engines():
+    """The 6-decimal numbers printed in the lesson's tables (checked here, not only there)."""
+    net = lesson4.NETWORK
+    grads = hand_gradients(*(net[k] for k in ("x", "t", "W1", "b1", "W2", "b2")))
+    np.testing.assert_allclose(grads["W1"], [[0.184296, -0.092148], [-0.140686, 0.070343]],
+                               atol=5.1e-7)
+    np.testing.assert_allclose(grads["W2"], [[0.441885, 0.261101], [-0.441885, -0.261101]],
+                               atol=5.1e-7)
+    model = network(net["W1"], net["b1"], net["W2"], net["b2"])
+    loss = F.cross_entropy(model(Tensor(net["x"][None, :])), np.array([net["t"]]))
+    assert abs(loss.item() - 1.051586) < 5e-7
+
+
+# --- minigrad's own functions are refused ----------------------------------------------------
+
+
+def test_minigrad_functions_are_refused():
+    fails(lesson4.train_loop, byhand.train, match=r"minigrad\.byhand.*your own")
+    fails(lesson4.network, nn.Sequential, match=r"minigrad.*your own")
+    fails(lesson4.hand_gradients, None, match=r"None")
+
+
+# --- 4.1 network ---------------------------------------------------------------------------
+
+
+def relu_network(W1, b1, W2, b2):
+    model = nn.Sequential(nn.Linear(W1.shape[1], W1.shape[0]), nn.ReLU(),
+                          nn.Linear(W2.shape[1], W2.shape[0]))
+    model.load_state_dict({"0.weight": W1, "0.bias": b1, "2.weight": W2, "2.bias": b2})
+    return model
+
+
+def no_activation(W1, b1, W2, b2):
+    model = nn.Sequential(nn.Linear(W1.shape[1], W1.shape[0]), nn.Linear(W2.shape[1], W2.shape[0]))
+    model.load_state_dict({"0.weight": W1, "0.bias": b1, "1.weight": W2, "1.bias": b2})
+    return model
+
+
+class _Softmax(nn.Module):
+    def forward(self, x):
+        return F.softmax(x)
+
+
+def softmax_at_the_end(W1, b1, W2, b2):
+    model = network(W1, b1, W2, b2)
+    model.append(_Softmax())
+    return model
+
+
+def transposed_weights(W1, b1, W2, b2):
+    return network(W1.T.copy(), b1, W2.T.copy(), b2)
+
+
+def fixed_sizes(W1, b1, W2, b2):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Sigmoid(), nn.Linear(2, 2))
+    model.load_state_dict({"0.weight": W1, "0.bias": b1, "2.weight": W2, "2.bias": b2})
+    return model
+
+
+def aliased(W1, b1, W2, b2):
+    model = network(W1, b1, W2, b2)
+    model[0].weight.data, model[0].bias.data = W1, b1
+    model[2].weight.data, model[2].bias.data = W2, b2
+    return model
+
+
+def not_loaded(W1, b1, W2, b2):
+    return nn.Sequential(nn.Linear(W1.shape[1], W1.shape[0], seed=0), nn.Sigmoid(),
+                         nn.Linear(W2.shape[1], W2.shape[0], seed=1))
+
+
+def returns_a_function(W1, b1, W2, b2):
+    return lambda x: x @ W1.T
+
+
+def test_network_with_relu_is_caught():
+    fails(lesson4.network, relu_network, match=r"logits.*nn\.Sigmoid\(\), not ReLU")
+
+
+def test_network_without_activation_is_caught():
+    fails(lesson4.network, no_activation, match=r"nn\.Sigmoid\(\) is missing")
+
+
+def test_network_returning_probabilities_is_caught():
+    fails(lesson4.network, softmax_at_the_end, match=r"return the logits")
+
+
+def test_network_with_transposed_weights_is_caught():
+    fails(lesson4.network, transposed_weights,
+          match=r"lesson's 2-2-2 network: logits.*\(out, in\)")
+
+
+def test_network_with_hardcoded_sizes_is_caught():
+    fails(lesson4.network, fixed_sizes, match=r"3-4-3 network.*size mismatch")
+
+
+def test_network_sharing_memory_with_the_given_weights_is_caught():
+    fails(lesson4.network, aliased, match=r"shares memory with W1.*load_state_dict")
+
+
+def test_network_keeping_its_random_weights_is_caught():
+    fails(lesson4.network, not_loaded, match=r"expected:.*got:.*load W1, b1, W2, b2")
+
+
+def test_network_that_is_not_a_module_is_caught():
+    fails(lesson4.network, returns_a_function, match=r"minigrad\.nn\.Module")
+
+
+# --- 4.2 hand_gradients --------------------------------------------------------------------
+
+
+def _with(delta2_fn=None, delta1_fn=None, outer=np.outer, flip=False):
+    """A hand_gradients with one step of the chain rule replaced."""
+    def broken(x, t, W1, b1, W2, b2):
+        z1, h, z2, p, onehot = _forward(x, t, W1, b1, W2, b2)
+        delta2 = delta2_fn(p, onehot, z2) if delta2_fn else p - onehot
+        delta1 = delta1_fn(W2, delta2, h, z1) if delta1_fn else (W2.T @ delta2) * h * (1 - h)
+        if flip:
+            return {"W1": outer(x, delta1), "b1": delta1, "W2": outer(h, delta2), "b2": delta2}
+        return {"W1": outer(delta1, x), "b1": delta1, "W2": outer(delta2, h), "b2": delta2}
+    return broken
+
+
+def test_hand_gradients_with_the_wrong_sign_is_caught():
+    broken = _with(delta2_fn=lambda p, onehot, z2: onehot - p)
+    fails(lesson4.hand_gradients, broken, match=r"dL/db2.*sign is flipped.*p - onehot")
+
+
+def test_hand_gradients_with_transposed_outer_products_is_caught():
+    broken = _with(flip=True)
+    fails(lesson4.hand_gradients, broken, match=r"dL/dW2.*outer\(delta2, h\)")
+
+
+def test_hand_gradients_without_sigmoid_derivative_is_caught():
+    broken = _with(delta1_fn=lambda W2, d2, h, z1: W2.T @ d2)
+    fails(lesson4.hand_gradients, broken, match=r"dL/db1.*sigmoid's derivative is missing")
+
+
+def test_hand_gradients_with_derivative_at_z1_is_caught():
+    broken = _with(delta1_fn=lambda W2, d2, h, z1: (W2.T @ d2) * z1 * (1 - z1))
+    fails(lesson4.hand_gradients, broken, match=r"dL/db1.*not z1 \* \(1 - z1\)")
+
+
+def test_hand_gradients_without_transposing_W2_is_caught():
+    broken = _with(delta1_fn=lambda W2, d2, h, z1: (W2 @ d2) * h * (1 - h))
+    fails(lesson4.hand_gradients, broken, match=r"dL/db1.*W2\.T @ delta2")
+
+
+def test_hand_gradients_with_logits_instead_of_probabilities_is_caught():
+    broken = _with(delta2_fn=lambda p, onehot, z2: z2 - onehot)
+    fails(lesson4.hand_gradients, broken, match=r"dL/db2.*use the probabilities p")
+
+
+def test_hand_gradients_copied_from_the_table_is_caught():
+    def copied(x, t, W1, b1, W2, b2):
+        return {"W1": np.array([[0.184296, -0.092148], [-0.140686, 0.070343]]),
+                "b1": np.array([0.184296, -0.140686]),
+                "W2": np.array([[0.441885, 0.261101], [-0.441885, -0.261101]]),
+                "b2": np.array([0.650617, -0.650617])}
+    fails(lesson4.hand_gradients, copied, match=r"lesson's 2-2-2 network, dL/db2")
+
+
+def test_hand_gradients_returning_a_list_is_caught():
+    def as_list(*args):
+        g = hand_gradients(*args)
+        return [g["W1"], g["b1"], g["W2"], g["b2"]]
+    fails(lesson4.hand_gradients, as_list, match=r"a dict with keys")
+
+
+def test_hand_gradients_not_done_says_so():
+    def todo(*args):
+        raise NotImplementedError
+    fails(lesson4.hand_gradients, todo, match=r"not done yet")
+
+
+# --- 4.3 train -----------------------------------------------------------------------------
+
+
+def train_without_zero_grad(model, X, y, steps, lr):
+    inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
+    for _ in range(steps):
+        loss = F.cross_entropy(model(inputs), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def train_step_before_backward(model, X, y, steps, lr):
+    inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(inputs), y)
+        opt.step()
+        loss.backward()
+        losses.append(loss.item())
+    return losses
+
+
+def train_keeping_tensors(model, X, y, steps, lr):
+    inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(inputs), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    return losses
+
+
+def train_fixed_lr(model, X, y, steps, lr):
+    return train(model, X, y, steps, 0.1)
+
+
+def train_one_step_too_many(model, X, y, steps, lr):
+    return train(model, X, y, steps + 1, lr)
+
+
+def train_without_lr(model, X, y, steps, lr):
+    return train(model, X, y, steps, 1.0)
+
+
+def train_never_steps(model, X, y, steps, lr):
+    inputs, losses = Tensor(X), []
+    for _ in range(steps):
+        loss = F.cross_entropy(model(inputs), y)
+        loss.backward()
+        losses.append(loss.item())
+    return losses
+
+
+def test_train_without_zero_grad_is_caught():
+    fails(lesson4.train_loop, train_without_zero_grad,
+          match=r"step 3 of 6.*gradients accumulate.*zero_grad")
+
+
+def test_train_stepping_before_backward_is_caught():
+    fails(lesson4.train_loop, train_step_before_backward, match=r"did not change|before")
+
+
+def test_train_keeping_loss_tensors_is_caught():
+    fails(lesson4.train_loop, train_keeping_tensors, match=r"loss\.item\(\).*graph")
+
+
+def test_train_ignoring_lr_is_caught():
+    fails(lesson4.train_loop, train_fixed_lr, match=r"step 2 of 6.*expected: loss")
+
+
+def test_train_without_lr_is_caught():
+    fails(lesson4.train_loop, train_without_lr, match=r"learning rate is not used")
+
+
+def test_train_with_the_wrong_number_of_steps_is_caught():
+    fails(lesson4.train_loop, train_one_step_too_many, match=r"6 losses.*got:\s+7")
+
+
+def test_train_that_never_updates_is_caught():
+    fails(lesson4.train_loop, train_never_steps, match=r"parameters did not change")
