@@ -1,4 +1,5 @@
 """The broadcast-and-backward widget, driven headlessly: controls in, message and picture out."""
+import base64
 import json
 import re
 from pathlib import Path
@@ -74,7 +75,7 @@ def test_send_back_ones_toggles_the_backward_picture(w):
     forward = w.image.value
     w.backward_button.click()
     assert w.view == "backward" and w.image.value != forward
-    assert w.backward_button.description == "Show the forward pass"
+    assert w.backward_button.description == "Show forward pass"
     assert "A.grad has A's shape (3, 1)" in text(w)
     assert "the 4 result cells that read it" in text(w)
     assert "sums over axis 1" in text(w) and "sums over axis 0" in text(w)
@@ -144,6 +145,14 @@ def test_bad_input_gives_a_message_not_a_traceback(w, shape_a, shape_b, expected
     assert w.result_shape is None and expected in text(w)
 
 
+def test_bad_shapes_at_construction_give_a_message_and_no_picture():
+    w = BroadcastBackward(shape_a="3,x", shape_b="4")
+    assert "'x' is not a whole number" in text(w) and "last one that worked" not in text(w)
+    assert w.result_shape is None and bytes(w.image.value) == b""
+    w.shape_a_box.value = "3,1"
+    assert w.result_shape == (3, 4) and bytes(w.image.value).startswith(PNG)
+
+
 def test_incompatible_shapes_explain_numpys_rule(w):
     w.shape_a_box.value, w.shape_b_box.value = "2,3", "4"
     message = text(w)
@@ -177,7 +186,7 @@ def test_every_preset_draws_or_explains(w):
             assert w.error is None and w.result_shape == np.broadcast_shapes(
                 parse_shape(shape_a), parse_shape(shape_b))
     w.shape_a_box.value = "7"  # typing by hand leaves the preset
-    assert w.presets.value is None
+    assert w.presets.value == ""
 
 
 def test_an_internal_error_is_a_message_too(w, monkeypatch):
@@ -190,11 +199,18 @@ def test_an_internal_error_is_a_message_too(w, monkeypatch):
 
 def test_no_pyplot_figures_are_left_open(w):
     before = plt.get_fignums()
-    for shape in ["2,1", "4", "2,3,1", "()"]:
+    for shape in ["2,1", "2,3,1"]:
         w.shape_a_box.value = shape
         w.send_back()
         w.show_forward()
     assert plt.get_fignums() == before
+
+
+def test_static_viewers_get_the_picture_and_a_short_line(w):
+    data = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["text/plain"] == "BroadcastBackward(shape_a='3,1', shape_b='1,4', op='+')"
+    assert base64.b64decode(data["image/png"]) == bytes(w.image.value)
 
 
 def test_unknown_operator_is_refused():

@@ -12,13 +12,14 @@ JupyterLab, in Voilà and in a test with no screen at all.
 """
 from __future__ import annotations
 
+import base64
 import html
 import math
 import struct
 
 import ipywidgets as widgets
 
-from ..broadcast import OPERATORS, broadcast_pair, plan
+from ..broadcast import OPERATORS, BroadcastPlan, broadcast_pair, plan
 from .draw import SYMBOLS, render_backward, render_forward
 from .scene import Scene, make_scene
 from .shapes import MAX_CELLS, MAX_SIDE, PRESETS, ShapeError, cap_shapes, parse_shape
@@ -26,7 +27,7 @@ from .shapes import MAX_CELLS, MAX_SIDE, PRESETS, ShapeError, cap_shapes, parse_
 __all__ = ["BroadcastBackward"]
 
 _SEND = "Send back ones"
-_FORWARD = "Show the forward pass"
+_FORWARD = "Show forward pass"
 
 
 class BroadcastBackward(widgets.VBox):
@@ -95,12 +96,12 @@ class BroadcastBackward(widgets.VBox):
             tooltips=["add", "subtract", "multiply", "divide"],
             style={"button_width": "2.6em"})
         self.presets = widgets.Dropdown(
-            options=[("Try a preset…", None)] + [(label, (a, b)) for label, a, b in PRESETS],
-            value=None, layout=widgets.Layout(width="24em"))
+            options=[("Try a preset…", "")] + [(label, (a, b)) for label, a, b in PRESETS],
+            value="", layout=widgets.Layout(width="24em"))
         self.backward_button = widgets.Button(
             description=_SEND, icon="arrow-left", button_style="info",
             tooltip="Put a gradient of 1 on every result cell and run the backward pass",
-            layout=widgets.Layout(width="14em"))
+            layout=widgets.Layout(width="15em"))
         self.message = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%",
                                                                        height="auto"))
@@ -127,6 +128,22 @@ class BroadcastBackward(widgets.VBox):
         self.add_class("mg-broadcast-backward")
         self.update()
 
+    def _repr_mimebundle_(self, **kwargs) -> dict | None:
+        """The live widget, plus the current picture for viewers that cannot run widgets.
+
+        JupyterLab and Voilà show the live widget; a notebook viewed statically (GitHub,
+        nbconvert) falls back to the PNG and a short line of text instead of the repr of every
+        control.
+        """
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is None:
+            return None
+        data["text/plain"] = (f"BroadcastBackward(shape_a={self.shape_a_box.value!r}, "
+                              f"shape_b={self.shape_b_box.value!r}, op={self.op_buttons.value!r})")
+        if self.image.value:
+            data["image/png"] = base64.b64encode(bytes(self.image.value)).decode("ascii")
+        return data
+
     # --- what the buttons do ------------------------------------------------------------------
 
     def send_back(self) -> None:
@@ -145,14 +162,14 @@ class BroadcastBackward(widgets.VBox):
 
     def _typed(self, _change: dict) -> None:
         if not self._quiet:
-            self.presets.value = None  # typed by hand: no longer the preset shown
+            self.presets.value = ""  # typed by hand: no longer the preset shown
             self.update()
 
     def _changed(self, _change: dict) -> None:
         self.update()
 
     def _preset(self, change: dict) -> None:
-        if change["new"] is None:
+        if not change["new"]:  # the "Try a preset…" line
             return
         a, b = change["new"]
         self._quiet = True
@@ -225,7 +242,8 @@ class BroadcastBackward(widgets.VBox):
                'worked.</div>' if self.image.value else ""))
 
 
-def _sums(p, operand: str) -> str:
+def _sums(p: BroadcastPlan, operand: str) -> str:
+    """One sentence on what the backward pass adds up for input ``"a"`` or ``"b"``."""
     name = operand.upper()
     axes = p.copied_axes(operand)
     if not axes:
