@@ -209,8 +209,8 @@ print([p.shape for p in TwoScales().parameters()])
 #
 # The initial values matter: if every weight were equal, every output unit would compute the
 # same thing and receive the same gradient, forever. PyTorch draws weight and bias uniformly
-# from $(-k, k)$ with $k = 1/\sqrt{\text{in\_features}}$, which keeps the outputs at about the
-# scale of the inputs.
+# from $(-k, k)$ with $k = 1/\sqrt{n_\text{in}}$, where $n_\text{in}$ is `in_features`. That
+# keeps the outputs at about the scale of the inputs.
 
 # %% [markdown]
 # ### Exercise 3.3
