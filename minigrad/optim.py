@@ -114,14 +114,16 @@ class Optimizer:
             for entry, value in entries.items():
                 if isinstance(value, Tensor):
                     value = value.data
-                if hasattr(value, "shape") and tuple(value.shape) != ():
-                    if tuple(value.shape) != p.shape:
+                if hasattr(value, "shape"):
+                    shape = tuple(value.shape)
+                    if shape == p.shape:  # a buffer shaped like its parameter
+                        value = backend.copy_to(value, like=p.data, dtype=p.data.dtype)
+                    elif shape == ():  # a number stored as a 0-d array (a step count)
+                        value = value.item()
+                    else:
                         raise ValueError(f"{name}.load_state_dict: {entry!r} of parameter {i} "
-                                         f"has shape {tuple(value.shape)}, but the parameter "
-                                         f"has shape {p.shape}")
-                    value = backend.copy_to(value, like=p.data, dtype=p.data.dtype)
-                elif hasattr(value, "shape"):  # a 0-d array: a number
-                    value = value.item() if hasattr(value, "item") else float(value)
+                                         f"has shape {shape}, but the parameter has shape "
+                                         f"{p.shape}")
                 new_state[i][entry] = value
         for key in self.hyperparameters:
             if key in group:

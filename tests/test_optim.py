@@ -257,6 +257,26 @@ def test_state_dict_layout_and_copy_on_load():
                                   opt.state[0]["momentum_buffer"])
 
 
+def test_scalar_parameter_state_survives_a_round_trip(tmp_path):
+    def run_steps(opt, p, grads):
+        for g in grads:
+            p.grad = np.array(g)
+            opt.step()
+
+    p = nn.Parameter(np.array(1.0))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    run_steps(opt, p, [0.5, 0.25, -1.0])
+    q = nn.Parameter(np.array(1.0))
+    first = optim.SGD([q], lr=0.1, momentum=0.9)
+    run_steps(first, q, [0.5, 0.25])
+    mg.save(first.state_dict(), tmp_path / "s.npz")
+    second = optim.SGD([q], lr=0.1, momentum=0.9)
+    second.load_state_dict(mg.load(tmp_path / "s.npz"))
+    assert second.state[0]["momentum_buffer"].shape == ()
+    run_steps(second, q, [-1.0])
+    assert q.data == p.data
+
+
 def test_load_state_dict_errors():
     model, sgd = make_run(optim.SGD, dict(lr=0.1, momentum=0.9))
     train(model, sgd, 1, start=0)
