@@ -340,9 +340,19 @@ print("gradient on the weight the layer uses:", layer.weight.grad)
 print("gradient on the old weight, no longer in the model:", old_weight.grad.ravel())
 
 # %% [markdown]
-# Each such step adds a node: after a thousand steps the weight would sit at the end of a
-# thousand-step chain, kept in memory and walked by every backward pass, while the gradient
-# keeps landing on the very first weight, which nothing uses any more.
+# Each recorded update adds a node to the weight's history. Five more of them:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+w = layer.weight
+for k in range(5):
+    w = w - 0.1 * np.ones((1, 2))
+    print(f"after {k + 2} recorded updates: {len(graph.nodes(w))} tensors in the weight's history")
+
+# %% [markdown]
+# After a thousand steps the weight would sit at the end of a thousand-step chain, kept in
+# memory and walked by every backward pass, while the gradient keeps landing on the very first
+# weight, which nothing uses any more.
 #
 # Two rules avoid all of it:
 #

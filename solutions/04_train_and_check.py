@@ -531,13 +531,16 @@ class CycleVar:
 # %% tags=["demo"]
 # NBVAL_CHECK_OUTPUT
 for Engine in (Var, CycleVar):
+    gc.disable()                    # so that the collector cannot run at a random moment
     a, b = Engine(2.0), Engine(3.0)
     out = a * b + a
-    alive = weakref.ref(out)
+    alive = weakref.ref(out)        # a reference that does not keep `out` alive
     del out
-    print(f"{Engine.__name__:>8}: graph still alive after `del out`? {alive() is not None}", end="")
+    after_del = alive() is not None
+    gc.enable()
     gc.collect()
-    print(f"; after gc.collect()? {alive() is not None}")
+    print(f"{Engine.__name__:>8}: graph still alive after `del out`? {after_del}; "
+          f"after gc.collect()? {alive() is not None}")
 
 # %% [markdown]
 # So the collector has to find and free every graph. We train the same small scalar network,
