@@ -178,8 +178,9 @@ class Module:
     def to(self, device: str | None = None, dtype: Any = None) -> "Module":
         """Move (``"cpu"``, ``"cuda"``) and/or convert every parameter and buffer, in place.
 
-        The Parameter objects stay the same (gradients are dropped), so do this before
-        making the optimizer only if the optimizer has state already.
+        The Parameter objects stay the same, so an optimizer made earlier still updates them;
+        gradients are dropped. Move the model before training: an optimizer's momentum or
+        averages stay where and as they were.
         """
         for _, t in self._named_tensors():
             new = backend.copy_to(t.data, device=device, dtype=dtype) if device is not None \
