@@ -179,6 +179,16 @@ def test_sanitize_removes_machine_paths_and_widget_state():
     assert "iopub" not in text
 
 
+def test_sanitize_joins_stream_pieces_split_by_timing():
+    nb = notebook_from_text(TOY_PY)
+    nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="a\n"),
+                            nbformat.v4.new_output("stream", name="stdout", text="b\n"),
+                            nbformat.v4.new_output("stream", name="stderr", text="c\n")]
+    sanitize(nb)
+    assert [(o.name, o.text) for o in nb.cells[-1].outputs] == [("stdout", "a\nb\n"),
+                                                                 ("stderr", "c\n")]
+
+
 def test_build_executes_the_twin_and_release_then_check(tmp_path, capsys):
     (tmp_path / "solutions").mkdir()
     (tmp_path / "solutions" / "09_toy.py").write_text(TOY_PY)

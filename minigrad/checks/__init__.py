@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
+import traceback
 import types
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
@@ -28,7 +30,27 @@ _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
 
 
 class CheckFailed(AssertionError):
-    """A check found a mistake; the message says which case, expected vs got, and why."""
+    """A check found a mistake; the message says which case, expected vs got, and why.
+
+    In Jupyter it shows as its message alone, followed, when the student's code raised an
+    error, by the lines of the student's code that led to it (not the check's own frames).
+    """
+
+    def _render_traceback_(self) -> list[str]:  # called by IPython instead of a traceback
+        red, reset = "\x1b[31m", "\x1b[0m"
+        lines = [f"{red}CheckFailed{reset}: {self}"]
+        cause = self.__cause__
+        if cause is not None and not isinstance(cause, NotImplementedError):
+            frames = [f for f in traceback.extract_tb(cause.__traceback__)
+                      if not f.filename.startswith(_CHECKS_DIR)]
+            if frames:
+                lines += ["", "The error came from here:"]
+                lines += [line.rstrip("\n") for line in traceback.format_list(frames)]
+                lines.append(f"{red}{type(cause).__name__}{reset}: {cause}")
+        return lines
+
+
+_CHECKS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def __getattr__(name: str) -> Any:

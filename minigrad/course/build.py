@@ -126,6 +126,19 @@ def _scrub(text: str, pairs: list[tuple[str, str]]) -> str:
     return text
 
 
+def _coalesce_streams(outputs: list) -> list:
+    """Join consecutive stdout (or stderr) pieces into one output: how they were flushed
+    depends on timing, and should not show up in a diff."""
+    merged: list = []
+    for out in outputs:
+        if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
+                and merged[-1].name == out.name):
+            merged[-1].text += out.text
+        else:
+            merged.append(out)
+    return merged
+
+
 def sanitize(nb: nbformat.NotebookNode, cwd: str | Path | None = None) -> nbformat.NotebookNode:
     """Remove what belongs to this machine or this run from an executed notebook (in place).
 
@@ -139,6 +152,7 @@ def sanitize(nb: nbformat.NotebookNode, cwd: str | Path | None = None) -> nbform
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
+        cell.outputs = _coalesce_streams(cell.outputs)
         for out in cell.outputs:
             if out.output_type == "stream":
                 out.text = _scrub(out.text, pairs)
