@@ -83,7 +83,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
     k = c * kh * kw  # numbers in one window: the length of one column of cols
 
     # 1. The input, zero-padded, in a batch-last buffer (C, Hp, Wp, N), seen as (N, C, Hp, Wp).
-    buffer = xp.zeros((c, hp, wp, n), dtype=x.dtype)
+    buffer = (xp.zeros if ph or pw else xp.empty)((c, hp, wp, n), dtype=x.dtype)
     buffer[:, ph:ph + h, pw:pw + w, :] = xp.permute_dims(x.data, (1, 2, 3, 0))
     padded = xp.permute_dims(buffer, (3, 0, 1, 2))
     # 2. im2col: the windows (N, C, OH, OW, kh, kw), reordered to (C, kh, kw, OH, OW, N) and
