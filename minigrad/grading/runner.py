@@ -21,6 +21,7 @@ all gets a grade that says what happened; the batch goes on. No kernel outlives 
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import logging
 import math
 import os
@@ -83,6 +84,9 @@ class GradingOptions:
     python_path : sequence of paths
         Folders put in front of the kernel's ``PYTHONPATH`` (e.g. for a test's checks package).
         This ``minigrad`` is always importable in the kernel.
+    kernel_threads : int, optional
+        BLAS/OpenMP threads per kernel (``OMP_NUM_THREADS`` and friends, where not set
+        already). :func:`grade` sets it to the cores per job when ``jobs > 1``.
     """
 
     cell_timeout: float = 60.0
@@ -93,7 +97,6 @@ class GradingOptions:
     message_chars: int = 4000
     python_path: Sequence[str | os.PathLike[str]] = ()
     kernel_threads: int | None = None
-    keep_workdir: bool = field(default=False, repr=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +334,9 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
         _LIVE.discard(pgid)
         log.close()
         execution.output_chars = client.output_chars
-        execution.kernel_log = (workdir / "kernel.log").read_text("utf-8", "replace")[-2000:]
+        log_lines = (workdir / "kernel.log").read_text("utf-8", "replace").splitlines()
+        execution.kernel_log = "\n".join(line for line in log_lines[-200:] if line.strip()
+                                         and not line.startswith("[IPKernelApp]"))[-1000:]
         if checks_file.exists():
             import json
             for line in checks_file.read_text("utf-8", "replace").splitlines():
@@ -340,13 +345,29 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
                     execution.checks[int(record["step"])] = record
                 except (ValueError, KeyError, TypeError):
                     continue
-        if not options.keep_workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    if execution.kernel_log and any(i.kind == "kernel died" for i in execution.issues):
+        execution.issues.append(Issue("kernel died", "the kernel's last words: "
+                                      + execution.kernel_log[-500:]))
     if execution.output_chars > options.max_output:
         execution.issues.append(Issue("output", f"the notebook printed "
                                       f"{execution.output_chars / 1e6:.1f} million characters; "
                                       "the grader counts output but keeps none of it"))
     return execution
+
+
+def _exit_status(client: NotebookClient) -> str:
+    """How the kernel process ended: its exit status, or the signal that killed it."""
+    process = getattr(getattr(client.km, "provisioner", None), "process", None)
+    code = process.poll() if process is not None else None
+    if code is None:
+        return "it crashed, or the code exited it"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
 
 
 def _run_steps(client: _GraderClient, steps: list[Step], results: list[StepResult],
@@ -387,7 +408,7 @@ def _run_steps(client: _GraderClient, steps: list[Step], results: list[StepResul
             else:
                 result.status = "error"
                 result.error = "the kernel died while it ran (did the code exit or crash?)"
-                why = f"it stopped while running {step.label} (crashed, or the code exited it)"
+                why = f"it stopped while running {step.label} ({_exit_status(client)})"
             execution.issues.append(Issue("kernel died", f"the kernel died: {why}; the "
                                           "steps after it did not run"))
             raise
@@ -608,8 +629,8 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
         raise GraderError(f"no notebooks{who} under {', '.join(map(str, paths))}")
     jobs = max(1, int(jobs))
     if options.kernel_threads is None and jobs > 1:
-        options = GradingOptions(**{**options.__dict__,
-                                    "kernel_threads": max(1, (os.cpu_count() or 1) // jobs)})
+        options = dataclasses.replace(options,
+                                      kernel_threads=max(1, (os.cpu_count() or 1) // jobs))
     from tqdm.auto import tqdm
     start = time.monotonic()
     graded: list[NotebookGrade] = []
