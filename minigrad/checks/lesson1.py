@@ -13,11 +13,13 @@ catches it.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
+import inspect
 import sys
 import types
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -42,6 +44,23 @@ EXERCISES = {
     "1.11": {"title": "tanh", "points": 1},
     "1.12": {"title": "relu", "points": 1},
 }
+
+
+# A chain deeper than Python's recursion limit (1000 in a fresh interpreter; the checks hold
+# the limit at that value while they run, so that a recursive solution fails the same way
+# everywhere, and a raised limit cannot crash the interpreter instead).
+RECURSION_LIMIT = 1000
+DEPTH = 2 * RECURSION_LIMIT
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int = RECURSION_LIMIT) -> Iterator[None]:
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, len(inspect.stack(0)) + 100))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,10 +272,10 @@ def topological_order(topological_order: Callable) -> None:
         with student_code(case, "topological_order(root)"):
             got = topological_order(root)
         _check_order(case, got, nodes)
-    depth = sys.getrecursionlimit() + 1000
+    depth = DEPTH
     root, nodes = _deep_chain(depth)
     case = f"{check}, case 'a chain of {depth} tanh operations'"
-    with student_code(case, "topological_order(root)"):
+    with student_code(case, "topological_order(root)"), _recursion_limit():
         got = topological_order(root)
     _check_order(case, got, nodes)
     passed(f"topological_order: each tensor once, after its parents, on {len(graphs)} graphs "
@@ -316,13 +335,13 @@ def _backward_cases() -> dict[str, Callable[[], tuple[T, list[T]]]]:
         return _r_mul(_r_tanh(a, "b"), _r_exp(a, "c"), "z"), [x, w]
 
     def deep():
-        root, nodes = _deep_chain(sys.getrecursionlimit() + 1000)
+        root, nodes = _deep_chain(DEPTH)
         return root, [nodes[0]]
 
     return {"z = x * y": product, "z = x * x": square, "z = (x + y) + x": sum_then_reuse,
             "z = x + x + ... + x (x used 50 times)": used_fifty_times,
             "a diamond: a = x * w; z = tanh(a) * exp(a)": diamond,
-            f"a chain of {sys.getrecursionlimit() + 1000} tanh operations": deep}
+            f"a chain of {DEPTH} tanh operations": deep}
 
 
 def _shared_gradients(root: T) -> bool:
@@ -346,7 +365,7 @@ def backward(backward: Callable) -> None:
         counts = _counted(root)
         want_root, want_leaves = build()
         _ref_backward(want_root)
-        with student_code(case, "backward()"):
+        with student_code(case, "backward()"), _recursion_limit():
             fn(root)
         for node, n in counts.values():
             if n != 1:
@@ -376,7 +395,7 @@ def backward(backward: Callable) -> None:
                  "gradients accumulate: a leaf that already has a .grad gets the new one added")
     passed(f"backward: output seeded with ones, each closure run once, gradients of reused "
            f"tensors added up ({len(cases) + 1} graphs, a 50-times-reused x and a "
-           f"{sys.getrecursionlimit() + 1000}-deep chain included)")
+           f"{DEPTH}-deep chain included)")
 
 
 # ---------------------------------------------------------------------------------------------
