@@ -143,6 +143,7 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
     -----
     Backward sends each output's gradient to the position of its window that holds the
     maximum; when several hold it, to the first of them in row-major order, as PyTorch does.
+    (A window with a NaN outputs NaN, and its gradient goes to its last position.)
     """
     kh, kw = _pair(kernel_size, "max_pool2d", "kernel_size", low=1)
     sh, sw = (kh, kw) if stride is None else _pair(stride, "max_pool2d", "stride", low=1)
@@ -168,15 +169,18 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
 
     def vjp(g: Array, x: Array, y: Array) -> Array:
         dx = xp.zeros_like(x)
-        left = g  # the gradient of the windows whose maximum is not yet found
-        for i in range(kh):  # row-major order, so the first maximum of a window claims it
-            for j in range(kw):
+        left = g  # the gradient of the windows whose maximum is not found yet
+        positions = [(i, j) for i in range(kh) for j in range(kw)]  # row-major: first max wins
+        for number, (i, j) in enumerate(positions, start=1):
+            if number < len(positions):
                 d = left * xp.astype(x[:, :, rows[i], columns[j]] == y, g.dtype)
-                if overlap:
-                    dx[:, :, rows[i], columns[j]] += d
-                else:
-                    dx[:, :, rows[i], columns[j]] = d
-                left = left - d  # 0 in the windows just served
+                left = left - d  # now 0 in the windows just served
+            else:  # y is one of the values, so the windows still left have it here
+                d = left
+            if overlap:
+                dx[:, :, rows[i], columns[j]] += d
+            else:
+                dx[:, :, rows[i], columns[j]] = d
         return dx
 
     return op(y, (x,), vjp, saved=(x.data, y), name="max_pool2d")
