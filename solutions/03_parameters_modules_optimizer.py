@@ -310,14 +310,12 @@ print([p.shape for p in model.parameters()])
 
 # %%
 # NBVAL_CHECK_OUTPUT
-layer = Linear(2, 1, rng=0)
 xs = Tensor(np.array([[1.0, 2.0], [3.0, -1.0]]))
 ts = Tensor(np.array([[1.0], [0.0]]))
+layer = Linear(2, 1, rng=0)
 
-loss = ((layer(xs) - ts) ** 2).mean()
-print("nodes in the graph of step 1:", len(graph.nodes(loss)))
+loss = ((layer(xs) - ts) ** 2).mean()                       # step 1
 loss.backward()
-
 old_weight = layer.weight
 layer.weight = layer.weight - 0.1 * layer.weight.grad      # the update, as Tensor maths
 print("the new weight:", layer.weight)
@@ -325,29 +323,27 @@ print("is it a Parameter?", isinstance(layer.weight, Parameter),
       "| a leaf?", layer.weight.is_leaf, "| recorded:", graph.count_ops(layer.weight))
 print("parameters the layer still has:", len(layer.parameters()))
 
-# %% [markdown]
-# Three things went wrong at once. The weight is now the *output of an operation*, not a
-# parameter, so `parameters()` no longer finds it. Its history hangs on to the old weight.
-# And the next step's graph contains the update itself:
-
-# %%
-# NBVAL_CHECK_OUTPUT
-old_weight.grad = None
-loss = ((layer(xs) - ts) ** 2).mean()
-print("nodes in the graph of step 2:", len(graph.nodes(loss)), " operations:", graph.count_ops(loss))
+old_weight.grad = None                                      # forget step 1's gradient
+loss = ((layer(xs) - ts) ** 2).mean()                       # step 2
 loss.backward()
+print("operations in step 2's graph:", graph.count_ops(loss))
 print("gradient on the weight the layer uses:", layer.weight.grad)
 print("gradient on the old weight, no longer in the model:", old_weight.grad.ravel())
 
 # %% [markdown]
-# Each recorded update adds a node to the weight's history. Five more of them:
+# Three things went wrong at once. The weight is now the *output of an operation*, not a
+# parameter, so `parameters()` no longer finds it. Step 2's graph contains the update itself
+# (the second `sub`), so backward walks through it. And the gradient lands on the old weight,
+# the leaf at the start of that history, while the weight the layer actually uses gets none.
+#
+# Each recorded update adds a node to the weight's history:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-w = layer.weight
+w = Linear(2, 1, rng=0).weight
 for k in range(5):
     w = w - 0.1 * np.ones((1, 2))
-    print(f"after {k + 2} recorded updates: {len(graph.nodes(w))} tensors in the weight's history")
+    print(f"recorded updates: {k + 1}, tensors in the weight's history: {len(graph.nodes(w))}")
 
 # %% [markdown]
 # After a thousand steps the weight would sit at the end of a thousand-step chain, kept in
