@@ -17,7 +17,6 @@ import contextlib
 import gc
 import inspect
 import sys
-import types
 import weakref
 from typing import Any, Callable, Iterator, Sequence
 
