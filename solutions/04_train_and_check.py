@@ -268,7 +268,8 @@ targets_b = rng.integers(0, 3, size=8)
 z = Tensor(logits_b, requires_grad=True)
 F.cross_entropy(z, targets_b).backward()
 ce_b = byhand.SoftmaxCrossEntropy()
-ce_gap = abs(ce_b.forward(logits_b, targets_b) - F.cross_entropy(Tensor(logits_b), targets_b).item())
+ce_gap = abs(ce_b.forward(logits_b, targets_b)
+             - F.cross_entropy(Tensor(logits_b), targets_b).item())
 ce_grad_gap = np.abs(ce_b.backward() - z.grad).max()
 print(f"{'SoftmaxCE':<8}  {ce_gap:14.1e}   {ce_grad_gap:15.1e}")
 assert ce_gap < 1e-12 and ce_grad_gap < 1e-12
@@ -422,9 +423,9 @@ def held():
 
 
 loss = F.cross_entropy(engine_mlp(inputs_big), y_big)
-print(f"after forward:  {held()} allocated, {graph.saved_bytes(loss) / 1e6:.2f} MB saved for backward")
+print(f"after forward:  {held()} allocated, {graph.saved_bytes(loss) / 1e6:.2f} MB saved")
 loss.backward()
-print(f"after backward: {held()} allocated, {graph.saved_bytes(loss) / 1e6:.2f} MB saved for backward")
+print(f"after backward: {held()} allocated, {graph.saved_bytes(loss) / 1e6:.2f} MB saved")
 del loss
 print(f"after del loss: {held()} allocated")
 tracemalloc.stop()
@@ -629,9 +630,9 @@ def share_of_time_in_gc(run_steps):
 for Engine in (Var, CycleVar):
     net = scalar_network(Engine)
     total, share = share_of_time_in_gc(lambda: [scalar_step(net) for _ in range(5)])
-    print(f"{Engine.__name__:>8}: 5 steps in {total:.2f} s, {share:.0%} of it in the garbage collector")
+    print(f"{Engine.__name__:>8}: 5 steps in {total:.2f} s, {share:.0%} of it in gc")
 total, share = share_of_time_in_gc(lambda: train(engine_mlp, X_train, y_train, 50, 0.1))
-print(f"  Tensor: 50 steps of the moons network in {total:.2f} s, {share:.0%} of it in the garbage collector")
+print(f"  Tensor: 50 steps of the moons network in {total:.2f} s, {share:.0%} of it in gc")
 
 # %% [markdown]
 # The cycle-building engine spends most of its training step in the garbage collector here.

@@ -200,7 +200,10 @@ def _parameter_works(Parameter: type) -> bool:
         return False
 
 
-def _modules_for(Module: type, Parameter: type) -> dict[str, tuple[Callable[[], tuple[Any, list]], str]]:
+_Case = tuple[Callable[[], tuple[Any, list]], str]
+
+
+def _modules_for(Module: type, Parameter: type) -> dict[str, _Case]:
     """The test cases: small module trees built from the student's classes.
 
     Each entry is (a function making a fresh (module, expected parameters) pair, the usual
@@ -351,8 +354,8 @@ def parameters(Module: type, Parameter: type) -> None:
         missing = [p for p in expected if id(p) not in ids]
         extra = [p for p in got if id(p) not in {id(q) for q in expected}]
         if missing or extra:
-            raise _fail(check, case,
-                        f"{len(expected)} parameters: {', '.join(_names(module, expected)) or 'none'}",
+            listed = ", ".join(_names(module, expected)) or "none"
+            raise _fail(check, case, f"{len(expected)} parameters: {listed}",
                         f"{len(got)} found" + (f"; missing {', '.join(_names(module, missing))}"
                                                if missing else "")
                         + (f"; not in this module: {len(extra)}" if extra else ""), cause)

@@ -115,7 +115,8 @@ def _hand_variants(net: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
     out["transposed"] = grads(d2, (W2.T @ d2) * h * (1 - h), transposed=True)
     out["no sigmoid derivative"] = grads(d2, W2.T @ d2)
     out["derivative at z1"] = grads(d2, (W2.T @ d2) * z1 * (1 - z1))
-    out["sigmoid derivative of z1 as exp"] = grads(d2, (W2.T @ d2) * _sigmoid(h) * (1 - _sigmoid(h)))
+    twice = _sigmoid(h)  # the sigmoid applied to its own output
+    out["sigmoid derivative of z1 as exp"] = grads(d2, (W2.T @ d2) * twice * (1 - twice))
     if W2.shape[0] == W2.shape[1]:
         out["W2 not transposed"] = grads(d2, (W2 @ d2) * h * (1 - h))
     out["softmax forgotten"] = grads(z2 - onehot, (W2.T @ (z2 - onehot)) * h * (1 - h))
