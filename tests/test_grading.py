@@ -34,6 +34,8 @@ from minigrad.grading.submissions import (UnreadableNotebook, assemble, identify
 OPTIONS = GradingOptions(cell_timeout=3, interrupt_grace=2, notebook_timeout=60,
                          max_output=1_000_000, python_path=[FIXTURES])
 SPAWN_MARKER = "minigrad-grader-test-orphan-4b1d"
+#: These tests start kernels (a second or two each); the class is graded once, in ~20-40 s.
+slow = pytest.mark.slow
 ALL_PASS = {"9.1": "passed", "9.2": "passed", "9.3": "passed"}
 
 
@@ -217,6 +219,7 @@ def _graded(book: Gradebook, student: str) -> NotebookGrade:
     return notebook
 
 
+@slow
 @pytest.mark.parametrize("student", list(CATALOGUE))
 def test_each_submission_gets_the_expected_grade(classroom, student):
     _, book, _, _ = classroom
@@ -230,6 +233,7 @@ def test_each_submission_gets_the_expected_grade(classroom, student):
     assert issues <= set(notebook.issue_kinds()), notebook.issues
 
 
+@slow
 def test_solution_runs_cleanly_and_demo_cells_are_skipped(classroom):
     _, book, _, _ = classroom
     notebook = _graded(book, "solution")
@@ -239,6 +243,7 @@ def test_solution_runs_cleanly_and_demo_cells_are_skipped(classroom):
         "mean: value and gradient agree"]
 
 
+@slow
 def test_failures_say_what_went_wrong(classroom):
     _, book, _, _ = classroom
 
@@ -260,12 +265,14 @@ def test_failures_say_what_went_wrong(classroom):
     assert "empty" in message("empty_file", "9.1")
 
 
+@slow
 def test_released_lesson_is_not_run_and_scores_zero(classroom):
     _, book, _, _ = classroom
     notebook = _graded(book, "released")
     assert notebook.status == "not run" and notebook.score == 0 and notebook.issues == []
 
 
+@slow
 def test_cheats_are_reported(classroom):
     _, book, _, _ = classroom
     patched = " ".join(i.text for i in _graded(book, "patches_checks").issues)
@@ -277,6 +284,7 @@ def test_cheats_are_reported(classroom):
     assert "numpy.allclose" in engine and "did not undo" in engine
 
 
+@slow
 def test_wrong_lesson_and_unreadable_rows_say_what_happened(classroom):
     _, book, _, _ = classroom
     wrong = _graded(book, "wrong_lesson")
@@ -287,17 +295,20 @@ def test_wrong_lesson_and_unreadable_rows_say_what_happened(classroom):
         assert notebook.status == "unreadable" and notebook.lesson == toy.KEY
 
 
+@slow
 def test_grading_never_writes_to_submissions(classroom):
     folder, _, before, _ = classroom
     assert _fingerprint(folder) == before
 
 
+@slow
 def test_no_kernel_or_process_is_left_behind(classroom):
     _, _, _, children_before = classroom
     assert set(_children()) <= children_before
     assert _running_with(SPAWN_MARKER) == []
 
 
+@slow
 def test_parallel_and_serial_runs_agree(classroom, released, tmp_path):
     _, book, _, _ = classroom
     some = ["solution", "wrong_sign", "raises", "edits_check", "invalid_json", "released"]
@@ -311,6 +322,7 @@ def test_parallel_and_serial_runs_agree(classroom, released, tmp_path):
     assert [key(n) for n in serial.notebooks] == [key(_graded(book, s)) for s in sorted(some)]
 
 
+@slow
 def test_report_files(classroom, tmp_path):
     _, book, _, _ = classroom
     written = write_report(book, tmp_path)
@@ -341,6 +353,7 @@ def test_report_files(classroom, tmp_path):
     assert "| solution | 4 | 4 |  |" in text and "- tampered check ×1 (edits_check)" in text
 
 
+@slow
 def test_regrading_one_student_updates_the_report(classroom, released, tmp_path, monkeypatch):
     folder, book, _, _ = classroom
     write_report(book, tmp_path / "out")
@@ -349,8 +362,9 @@ def test_regrading_one_student_updates_the_report(classroom, released, tmp_path,
     toy.write(toy.release(toy.solution()), fixed / "someone_else" / f"{toy.KEY}.ipynb")
     monkeypatch.setenv("MINIGRAD_RELEASED_DIR", str(released))
     monkeypatch.setenv("MINIGRAD_CHECKS_PACKAGE", toy.CHECKS_PACKAGE)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(  # for the kernel
-        filter(None, [str(FIXTURES), os.environ.get("PYTHONPATH")])))
+    monkeypatch.chdir(FIXTURES.parent)  # a relative PYTHONPATH must reach the kernel as meant
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        filter(None, [FIXTURES.name, os.environ.get("PYTHONPATH")])))
     assert main([str(fixed), "--student", "wrong_sign", "--out", str(tmp_path / "out"),
                  "--no-progress", "--quiet", "--timeout", "10"]) == 0
     merged = read_gradebook(tmp_path / "out")

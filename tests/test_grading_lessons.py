@@ -22,8 +22,9 @@ from minigrad.grading import GradingOptions, grade, load_lessons
 ROOT = Path(__file__).resolve().parents[1]
 RELEASED = sorted((ROOT / "minigrad" / "course" / "released").glob("[0-9][0-9]_*.ipynb"))
 
-pytestmark = pytest.mark.skipif(not RELEASED, reason="no released lessons yet "
-                                "(python -m minigrad.course release)")
+pytestmark = [pytest.mark.skipif(not RELEASED, reason="no released lessons yet "
+                                 "(python -m minigrad.course release)"),
+              pytest.mark.slow]  # ~20 kernels, a couple of seconds each: ~30-50 s in all
 
 #: One planted mistake per common error: lesson -> [(name, exercise, old text, new text)].
 #: Each replaces ``old`` by ``new`` in the solution's exercise cell and must cost exactly

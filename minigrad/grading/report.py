@@ -36,12 +36,15 @@ def safe_name(student: str) -> str:
     return name[:100]
 
 
-def _counted(book: Gradebook) -> list[NotebookGrade]:
-    """The notebook that counts for each (student, lesson), plus every unidentified one."""
-    counted = []
-    for student in book.students():
-        counted += [best for key in book.lesson_keys() if (best := book.best(student, key))]
-        counted += [n for n in book.notebooks if n.student == student and n.lesson is None]
+def _counted(book: Gradebook) -> dict[str, list[NotebookGrade]]:
+    """Per student, the notebook that counts for each lesson, then any unidentified ones."""
+    keys = book.lesson_keys()
+    counted: dict[str, list[NotebookGrade]] = {student: [] for student in book.students()}
+    for student, notebooks in counted.items():
+        notebooks += [best for key in keys if (best := book.best(student, key))]
+    for notebook in book.notebooks:
+        if notebook.lesson is None:
+            counted[notebook.student].append(notebook)
     return counted
 
 
@@ -66,16 +69,16 @@ def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
     feedback_dir = out / "feedback"
     feedback_dir.mkdir(parents=True, exist_ok=True)
     keys = book.lesson_keys()
+    counted = _counted(book)
     written = []
 
     path = out / "grades.csv"
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["student", *keys, "total", "issues"])
-        for student in book.students():
-            bests = [book.best(student, key) for key in keys]
-            mine = [n for n in _counted(book) if n.student == student]
-            writer.writerow([student, *("" if b is None else _num(b.score) for b in bests),
+        for student, mine in counted.items():
+            scores = {n.lesson: _num(n.score) for n in mine if n.lesson}
+            writer.writerow([student, *(scores.get(key, "") for key in keys),
                              _num(book.total(student)), _issue_summary(mine, book)])
     written.append(path)
 
@@ -84,7 +87,7 @@ def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
         writer = csv.writer(f)
         writer.writerow(["student", "lesson", "exercise", "title", "points", "max", "passed",
                          "status", "message", "notebook"])
-        for notebook in _counted(book):
+        for notebook in (n for mine in counted.values() for n in mine):
             for exercise in notebook.exercises:
                 writer.writerow([notebook.student, notebook.lesson, exercise.exercise,
                                  exercise.title, _num(exercise.points),
@@ -157,7 +160,11 @@ def feedback(book: Gradebook, student: str) -> str:
                           _fence(exercise.message or "(no message)"), ""]
         if notebook.issues:
             lines += ["### What the grader noticed", ""]
-            lines += [f"- **{issue.kind}**: {issue.text}" for issue in notebook.issues]
+            for issue in notebook.issues:
+                first, _, rest = issue.text.partition("\n")
+                lines.append(f"- **{issue.kind}**: {first}")
+                if rest.strip():
+                    lines += ["", "  " + _fence(rest).replace("\n", "\n  ")]
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -177,9 +184,9 @@ def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,
               "|---|" + "---:|" * (len(keys) + 1) + "---|"]
     counted = _counted(book)
     for student in students[:max_rows]:
-        bests = [book.best(student, key) for key in keys]
-        scores = ["–" if b is None else _num(b.score) for b in bests]
-        mine = [nb for nb in counted if nb.student == student]
+        mine = counted[student]
+        graded = {n.lesson: _num(n.score) for n in mine if n.lesson}
+        scores = [graded.get(key, "–") for key in keys]
         lines.append(f"| {_cell(student)} | " + " | ".join(scores + [_num(book.total(student))])
                      + f" | {_cell(_issue_summary(mine, book))} |")
     if len(students) > max_rows:
@@ -194,7 +201,7 @@ def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,
         lines += ["Mean scores: " + ", ".join(means) + ".", ""]
     kinds: Counter[str] = Counter()
     who: dict[str, list[str]] = {}
-    for notebook in counted:
+    for notebook in (n for mine in counted.values() for n in mine):
         for kind in notebook.issue_kinds():
             kinds[kind] += 1
             who.setdefault(kind, []).append(notebook.student)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import json
 import logging
 import math
 import os
@@ -224,10 +225,10 @@ class _GraderClient(NotebookClient):
 def _kernel_env(options: GradingOptions) -> dict[str, str]:
     env = dict(os.environ)
     here = str(Path(__file__).resolve().parents[2])  # the folder that holds this minigrad
-    paths = [str(Path(p).resolve()) for p in options.python_path] + [here]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    # the kernel runs in a temporary folder: relative entries must mean what they mean here
+    paths = [os.path.abspath(p) for p in [*map(str, options.python_path), here, *inherited]]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["MPLBACKEND"] = "Agg"                     # figures are drawn, never shown
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"   # keep the debugger quiet
     env.pop("JUPYTER_PLATFORM_DIRS", None)
@@ -274,8 +275,7 @@ def _error_text(content: Mapping[str, Any], limit: int) -> str:
     head = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}".rstrip(": ")
     lines = _ANSI.sub("", "\n".join(content.get("traceback", []))).strip().splitlines()
     tail = "\n".join(lines[-12:])
-    text = head if not tail or tail.endswith(head) and len(lines) <= 1 else f"{head}\n{tail}"
-    return text[:limit]
+    return (f"{head}\n{tail}" if tail else head)[:limit]
 
 
 def _first_line(source: str) -> str:
@@ -322,8 +322,6 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             if pgid is None:
                 execution.issues.append(Issue("grader", f"the grader could not start a kernel: "
                                               f"{type(exc).__name__}: {exc}"))
-                for result in results:
-                    result.status = "not run"
             else:
                 execution.issues.append(Issue("grader", f"the grader lost the kernel: "
                                               f"{type(exc).__name__}: {exc}"))
@@ -338,7 +336,6 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
         execution.kernel_log = "\n".join(line for line in log_lines[-200:] if line.strip()
                                          and not line.startswith("[IPKernelApp]"))[-1000:]
         if checks_file.exists():
-            import json
             for line in checks_file.read_text("utf-8", "replace").splitlines():
                 try:
                     record = json.loads(line)
@@ -489,10 +486,17 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
     """Grade one notebook: read, identify, assemble, run, score. Never raises for a bad notebook."""
     options = options or GradingOptions()
     start = time.monotonic()
-    data = submission.path.read_bytes()
+    try:
+        data = submission.path.read_bytes()
+    except OSError as exc:
+        data, failure = b"", f"the file could not be read: {exc.strerror or exc}"
+    else:
+        failure = ""
     grade = NotebookGrade(student=submission.student, path=str(submission.path),
                           sha256=sha256(data), lesson=None, status="graded")
     try:
+        if failure:
+            raise UnreadableNotebook(failure)
         notebook = read_notebook(data)
     except UnreadableNotebook as exc:
         notebook = None
@@ -559,6 +563,18 @@ def _patches(execution: Execution) -> list[Issue]:
 
 # ---------------------------------------------------------------------------------------------
 # Grading a batch
+
+
+def _grade_safely(submission: Submission, lessons: Mapping[int, ReleasedLesson],
+                  options: GradingOptions) -> NotebookGrade:
+    """:func:`grade_submission`, with a grader bug on one notebook becoming that notebook's row."""
+    try:
+        return grade_submission(submission, lessons, options)
+    except Exception as exc:  # a bug of ours must not cost the rest of the batch
+        return NotebookGrade(student=submission.student, path=str(submission.path), sha256="",
+                             lesson=None, status="error",
+                             issues=[Issue("grader", f"the grader failed on this notebook: "
+                                           f"{type(exc).__name__}: {exc}")])
 
 
 def _summaries(lessons: Mapping[int, ReleasedLesson]) -> list[LessonSummary]:
@@ -648,7 +664,7 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
         if jobs == 1:
             try:
                 for submission in submissions:
-                    done(grade_submission(submission, lessons, options))
+                    done(_grade_safely(submission, lessons, options))
             except KeyboardInterrupt:
                 _LIVE.kill_all()
                 raise
@@ -656,7 +672,7 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
             pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs,
                                                          thread_name_prefix="minigrad-grade")
             try:
-                futures = [pool.submit(grade_submission, s, lessons, options)
+                futures = [pool.submit(_grade_safely, s, lessons, options)
                            for s in submissions]
                 for future in concurrent.futures.as_completed(futures):
                     done(future.result())
