@@ -33,7 +33,7 @@ def minigrad_lenet(seed: int) -> nn.Sequential:
         nn.Linear(84, 10, rng=rng, dtype="float32"))
 
 
-def torch_lenet(torch):  # noqa: ANN001 - torch is imported lazily
+def torch_lenet(torch):  # torch is imported lazily
     tnn = torch.nn
     return tnn.Sequential(
         tnn.Conv2d(1, 6, 5), tnn.ReLU(), tnn.MaxPool2d(2),
@@ -100,8 +100,8 @@ def main() -> None:
     best = {k: min(v) for k, v in times.items()}
     print(f"LeNet-5, one epoch of {len(y)} digits (batches of 64, float32, 1 thread), "
           f"{args.rounds} rounds")
-    print(f"  minigrad  median {med['minigrad'] * 1e3:7.1f} ms   best {best['minigrad'] * 1e3:7.1f} ms")
-    print(f"  PyTorch   median {med['torch'] * 1e3:7.1f} ms   best {best['torch'] * 1e3:7.1f} ms")
+    for name, label in (("minigrad", "minigrad"), ("torch", "PyTorch ")):
+        print(f"  {label}  median {med[name] * 1e3:7.1f} ms   best {best[name] * 1e3:7.1f} ms")
     print(f"  ratio minigrad / PyTorch: median {med['minigrad'] / med['torch']:.2f}, "
           f"best {best['minigrad'] / best['torch']:.2f}  (target <= 1.5)")
 

@@ -34,9 +34,9 @@ from minigrad.data import batches, digits
 def lenet5(rng: np.random.Generator, dtype: str = "float32") -> nn.Sequential:
     """LeNet-5 for 1x32x32 images and 10 classes, initialised as PyTorch does."""
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, rng=rng, dtype=dtype), nn.ReLU(), nn.MaxPool2d(2),    # 6x28x28 -> 6x14x14
-        nn.Conv2d(6, 16, 5, rng=rng, dtype=dtype), nn.ReLU(), nn.MaxPool2d(2),   # 16x10x10 -> 16x5x5
-        nn.Flatten(),                                                            # 400
+        nn.Conv2d(1, 6, 5, rng=rng, dtype=dtype), nn.ReLU(), nn.MaxPool2d(2),   # 6x28x28, 6x14x14
+        nn.Conv2d(6, 16, 5, rng=rng, dtype=dtype), nn.ReLU(), nn.MaxPool2d(2),  # 16x10x10, 16x5x5
+        nn.Flatten(),                                                           # 400
         nn.Linear(400, 120, rng=rng, dtype=dtype), nn.ReLU(),
         nn.Linear(120, 84, rng=rng, dtype=dtype), nn.ReLU(),
         nn.Linear(84, 10, rng=rng, dtype=dtype),

@@ -149,7 +149,7 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
     sh, sw = (kh, kw) if stride is None else _pair(stride, "max_pool2d", "stride", low=1)
     if x.ndim != 4:
         raise ValueError(f"max_pool2d: expected x of shape (N, C, H, W); got shape {x.shape}")
-    n, c, h, w = x.shape
+    h, w = x.shape[2:]
     if kh > h or kw > w:
         raise ValueError(f"max_pool2d: the {kh}x{kw} window is larger than the {h}x{w} input")
     xp = x._xp

@@ -5,6 +5,7 @@ from __future__ import annotations
 import array_api_strict
 import numpy as np
 import pytest
+from engine_helpers import host, namespace
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,8 +13,6 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import backend
 from minigrad.graph import saved_bytes
-
-from engine_helpers import host, namespace
 
 # ---------------------------------------------------------------------------------------------
 # The reference: the definitions written as plain loops, forward and backward.
@@ -53,8 +52,8 @@ def loop_conv2d_backward(g, x, w, stride, padding):
 
 
 def loop_max_pool2d(x, kernel, stride):
-    """Forward and backward (for g = 1 everywhere... and any g) of max pooling by loops; the
-    gradient of a window goes to its first maximum in row-major order."""
+    """Max pooling by loops: the output, and a function mapping the output's gradient to the
+    input's (each window's gradient goes to its first maximum in row-major order)."""
     (kh, kw), (sh, sw) = kernel, stride
     n, c, h, w = x.shape
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1

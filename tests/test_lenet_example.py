@@ -15,7 +15,8 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "lenet_digits.py"
 
 def run_example(*args: str) -> str:
     result = subprocess.run([sys.executable, str(EXAMPLE), "--quiet", *args],
-                            capture_output=True, text=True, timeout=120)
+                            check=False, capture_output=True, text=True,
+                            timeout=120)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
