@@ -638,8 +638,9 @@ print(f"  Tensor: 50 steps of the moons network in {total:.2f} s, {share:.0%} of
 # The cycle-building engine spends most of its training step in the garbage collector here.
 # Every step leaves thousands of objects in cycles; they survive the collector's cheap young-
 # generation passes, and only the expensive full passes over every object in the program free
-# them. `Var` leaves nothing for the collector to find, and the tensor engine makes a few
-# dozen objects per step in the first place. The fix costs nothing: pass the output's gradient
+# them. `Var` still pays for some passes, since a scalar graph is thousands of live objects
+# that the collector looks at, but it leaves no garbage that only the collector can free; the
+# tensor engine makes a few dozen objects per step in the first place. The fix costs nothing: pass the output's gradient
 # to the backward function (`vjp(g, *saved)`) instead of letting the closure reach for `out`.
 
 # %% [markdown]
