@@ -36,8 +36,9 @@ print("not compared (lax mode):", 1 / 7)
 
 def _run_nbval(*paths: Path) -> subprocess.CompletedProcess:
     text = (ROOT / "pyproject.toml").read_text()   # (tomllib is Python 3.11+; we support 3.10)
-    addopts = re.search(r'^addopts\s*=\s*"([^"]*)"', text, re.M).group(1).replace("tests/nbval_sanitize.cfg",
-                                      str(ROOT / "tests" / "nbval_sanitize.cfg")).split()
+    addopts = re.search(r'^addopts\s*=\s*"([^"]*)"', text, re.M).group(1)
+    addopts = addopts.replace("tests/nbval_sanitize.cfg",
+                              str(ROOT / "tests" / "nbval_sanitize.cfg")).split()
     folder = paths[0].parent.parent
     return subprocess.run([sys.executable, "-m", "pytest", *map(str, paths), "-q", "-o",
                            "addopts=", "--rootdir", str(folder), *addopts],
