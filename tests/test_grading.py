@@ -31,7 +31,7 @@ from minigrad.grading.cli import main  # noqa: E402
 from minigrad.grading.submissions import (UnreadableNotebook, assemble, identify,  # noqa: E402
                                           read_notebook)
 
-OPTIONS = GradingOptions(cell_timeout=3, interrupt_grace=2, notebook_timeout=60,
+OPTIONS = GradingOptions(cell_timeout=5, interrupt_grace=2, notebook_timeout=60,
                          max_output=1_000_000, python_path=[FIXTURES])
 SPAWN_MARKER = "minigrad-grader-test-orphan-4b1d"
 #: These tests start kernels (a second or two each); the class is graded once, in ~20-40 s.
@@ -255,7 +255,7 @@ def test_failures_say_what_went_wrong(classroom):
     assert "double(0.0): expected 0.0, got 1.0" in message("off_by_one", "9.1")
     assert "NameError" in message("raises", "9.2")
     assert "ModuleNotFoundError" in _graded(book, "raises").issues[0].text
-    assert "timed out after 3 s and was interrupted" in message("slow", "9.3")
+    assert "timed out after 5 s and was interrupted" in message("slow", "9.3")
     assert "of your code, in mean" in message("slow", "9.3")
     assert "its kernel was killed" in message("stubborn", "9.3")
     assert "kernel had stopped" in message("exits", "9.3")
@@ -421,6 +421,22 @@ def test_assembly_runs_the_released_lesson_with_the_exercises_in_place(released)
     assert assemble(toy.release(toy.solution()), lesson).attempted == set()
 
 
+def test_another_version_of_the_lesson_is_flagged(released):
+    lesson = load_lessons(released, toy.CHECKS_PACKAGE)[9]
+    newer = toy.solution()
+    extra = new_code_cell("def halve(x):\n    return x / 2")
+    extra.metadata["tags"] = ["exercise:9.4"]
+    newer.cells.append(extra)
+    [issue] = assemble(newer, lesson).issues
+    assert issue.kind == "other version" and "(9.4)" in issue.text
+    lesson.notebook.metadata["minigrad"] = {"version": "2"}
+    older = toy.solution()
+    older.metadata["minigrad"] = {"version": "1"}
+    assert [i.kind for i in assemble(older, lesson).issues] == ["other version"]
+    older.metadata["minigrad"] = {"version": "2"}
+    assert assemble(older, lesson).issues == []
+
+
 def test_unreadable_files_are_explained():
     for data, words in [(b"", "empty"), (b"\xff\xfe\x00", "not UTF-8"),
                         (b'{"cells": [', "not valid JSON (line 1, column 12"),
@@ -464,6 +480,10 @@ def test_command_line_fails_only_when_the_grader_cannot_run(tmp_path, released, 
     assert main([str(tmp_path / "subs"), *common]) == 0
     out = capsys.readouterr().out
     assert "| ann | 0 | 0 |  |" in out and (tmp_path / "out" / "feedback" / "ann.md").is_file()
+    grade([tmp_path / "subs"], released=released, checks_package=toy.CHECKS_PACKAGE,
+          progress=True)
+    bar = capsys.readouterr().err
+    assert "grading:" in bar and "notebook/s" in bar          # tqdm drew its bar
     assert main(["--list-lessons", *common[:4]]) == 0
     listed = capsys.readouterr().out
     assert "09_toy (4 points, release " in listed and "mul and its VJP" in listed

@@ -21,15 +21,36 @@ Threat model: a student who edits or deletes check cells, or patches ``minigrad.
 cell, gains nothing. The grader is not a sandbox: notebooks run with the instructor's rights,
 so run it in a container or an unprivileged account when that matters.
 """
-from .lessons import LessonError, ReleasedLesson, load_lessons
-from .report import feedback, read_gradebook, summary, write_report
-from .results import CheckOutcome, ExerciseGrade, Gradebook, Issue, NotebookGrade
-from .runner import GraderError, GradingOptions, grade, grade_submission
-from .submissions import Submission, find_submissions
+import importlib
+from typing import Any
 
-__all__ = [
-    "grade", "grade_submission", "GradingOptions", "GraderError", "Gradebook", "NotebookGrade",
-    "ExerciseGrade", "CheckOutcome", "Issue", "write_report", "summary", "feedback",
-    "read_gradebook", "load_lessons", "ReleasedLesson", "LessonError", "Submission",
-    "find_submissions",
-]
+#: Where each public name lives. They are imported on first use, so that ``minigrad-grade``
+#: can say what is missing when nbclient & co. are not installed, instead of a traceback.
+_EXPORTS = {
+    "grade": "runner", "grade_submission": "runner", "GradingOptions": "runner",
+    "GraderError": "runner", "Gradebook": "results", "NotebookGrade": "results",
+    "ExerciseGrade": "results", "CheckOutcome": "results", "Issue": "results",
+    "write_report": "report", "summary": "report", "feedback": "report",
+    "read_gradebook": "report", "load_lessons": "lessons", "ReleasedLesson": "lessons",
+    "LessonError": "lessons", "Submission": "submissions", "find_submissions": "submissions",
+}
+__all__ = list(_EXPORTS)
+
+MISSING = ("the grader needs nbclient, nbformat, ipykernel and tqdm ({} is not installed): "
+           "pip install 'minigrad-course[dev]'")
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(MISSING.format(exc.name), name=exc.name) from exc
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

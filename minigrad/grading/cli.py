@@ -10,10 +10,6 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .lessons import LessonError, load_lessons
-from .report import read_gradebook, summary, write_report
-from .runner import GraderError, GradingOptions, grade
-
 __all__ = ["main", "parser"]
 
 _EPILOG = """\
@@ -58,6 +54,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _list_lessons(released: str | None, checks_package: str | None) -> int:
+    from .lessons import load_lessons
     lessons = load_lessons(released, checks_package)
     for lesson in sorted(lessons.values(), key=lambda lesson: lesson.number):
         print(f"{lesson.key} ({lesson.max_points:g} points, release {lesson.digest})")
@@ -74,6 +71,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--jobs must be at least 1; got {args.jobs}")
     if args.timeout <= 0 or args.notebook_timeout <= 0:
         p.error("time limits must be positive")
+    try:
+        from .lessons import LessonError
+        from .report import read_gradebook, summary, write_report
+        from .runner import GraderError, GradingOptions, grade
+    except ModuleNotFoundError as exc:
+        from . import MISSING
+        print(f"minigrad-grade: error: {MISSING.format(exc.name)}", file=sys.stderr)
+        return 2
     try:
         if args.list_lessons:
             return _list_lessons(args.released, args.checks_package)

@@ -304,7 +304,7 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
                                                  kernel_spec_manager=_ThisPython()),
                            allow_errors=True, interrupt_on_timeout=True,
                            shutdown_kernel="immediate", log=_QUIET, startup_timeout=math.ceil(
-                               options.startup_timeout), iopub_timeout=4, record_timing=False)
+                               options.startup_timeout), iopub_timeout=10, record_timing=False)
     watchdog: _Watchdog | None = None
     pgid = None
     log = open(workdir / "kernel.log", "wb")
