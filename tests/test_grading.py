@@ -8,6 +8,7 @@ a second each, so nothing else starts one unless it must.
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -214,6 +215,11 @@ def classroom(tmp_path_factory, released):
     return folder, book, before, children_before
 
 
+def _csv(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def _graded(book: Gradebook, student: str) -> NotebookGrade:
     (notebook,) = [n for n in book.notebooks if n.student == student]
     return notebook
@@ -327,14 +333,13 @@ def test_report_files(classroom, tmp_path):
     _, book, _, _ = classroom
     written = write_report(book, tmp_path)
     assert {p.name for p in written} >= {"grades.csv", "exercises.csv", "grades.json"}
-    import csv
-    rows = list(csv.DictReader(open(tmp_path / "grades.csv", encoding="utf-8")))
+    rows = _csv(tmp_path / "grades.csv")
     assert [r["student"] for r in rows] == sorted(CATALOGUE)
     assert list(rows[0]) == ["student", toy.KEY, "total", "issues"]
     by_student = {r["student"]: r for r in rows}
     assert by_student["solution"][toy.KEY] == "4" and by_student["wrong_sign"]["total"] == "2"
     assert "tampered check" in by_student["edits_check"]["issues"]
-    long = list(csv.DictReader(open(tmp_path / "exercises.csv", encoding="utf-8")))
+    long = _csv(tmp_path / "exercises.csv")
     assert len(long) == 3 * len(CATALOGUE)
     row = next(r for r in long if r["student"] == "wrong_sign" and r["exercise"] == "9.2")
     assert (row["points"], row["max"], row["passed"], row["status"]) == ("0", "2", "false",
@@ -355,7 +360,7 @@ def test_report_files(classroom, tmp_path):
 
 @slow
 def test_regrading_one_student_updates_the_report(classroom, released, tmp_path, monkeypatch):
-    folder, book, _, _ = classroom
+    _, book, _, _ = classroom
     write_report(book, tmp_path / "out")
     fixed = tmp_path / "submissions"
     toy.write(toy.solution(), fixed / "wrong_sign" / f"{toy.KEY}.ipynb")
@@ -380,7 +385,8 @@ def test_regrading_one_student_updates_the_report(classroom, released, tmp_path,
 def test_students_are_named_by_folder_or_file_name(tmp_path):
     sol = toy.solution()
     for path in ["class/alice/09_toy.ipynb", "class/bob/week9/09_toy.ipynb",
-                 "class/carol_smith_09_toy.ipynb", "class/.ipynb_checkpoints/09_toy-checkpoint.ipynb",
+                 "class/carol_smith_09_toy.ipynb",
+                 "class/.ipynb_checkpoints/09_toy-checkpoint.ipynb",
                  "class/dave/.ipynb_checkpoints/09_toy-checkpoint.ipynb", "eve/09_toy.ipynb"]:
         toy.write(sol, tmp_path / path)
     found = find_submissions([tmp_path / "class", tmp_path / "eve" / "09_toy.ipynb"])

@@ -80,9 +80,10 @@ def _unattempt(lesson, exercise_id) -> nbformat.NotebookNode:
 def _plan(lessons):
     """student -> list of (file name, notebook or bytes, {lesson key: broken exercises})."""
     first, last = lessons[min(lessons)], lessons[max(lessons)]
-    plan = {"ada": [(f"{l.key}.ipynb", _solution(l), {l.key: set()}) for l in lessons.values()],
-            "bo": [(f"{l.key}.ipynb", l.path.read_bytes(), {l.key: set(l.exercises)})
-                   for l in lessons.values()]}
+    plan = {"ada": [(f"{lesson.key}.ipynb", _solution(lesson), {lesson.key: set()})
+                    for lesson in lessons.values()],
+            "bo": [(f"{lesson.key}.ipynb", lesson.path.read_bytes(),
+                    {lesson.key: set(lesson.exercises)}) for lesson in lessons.values()]}
     for lesson in lessons.values():
         for name, exercise_id, old, new in PLANTED.get(lesson.number, []):
             plan[f"p{lesson.number}_{name}"] = [(f"{lesson.key}.ipynb",
@@ -102,7 +103,8 @@ def _plan(lessons):
     if last is not first:
         plan["ed_wrong_lesson"] = [(f"{first.key}.ipynb", _solution(last),
                                     {first.key: set(first.exercises)})]
-    pairs = [(lesson, exercise_id) for lesson in lessons.values() for exercise_id in lesson.exercises]
+    pairs = [(lesson, exercise_id) for lesson in lessons.values()
+             for exercise_id in lesson.exercises]
     k = 0
     while sum(len(files) for files in plan.values()) < SUBMISSIONS:
         lesson, exercise_id = pairs[(7 * k) % len(pairs)]
@@ -114,8 +116,8 @@ def _plan(lessons):
 
 def _expected(lessons, plan):
     """student -> {lesson key: score} for the table."""
-    points = {l.key: {e: info["points"] for e, info in l.exercises.items()}
-              for l in lessons.values()}
+    points = {lesson.key: {e: info["points"] for e, info in lesson.exercises.items()}
+              for lesson in lessons.values()}
     table = {}
     for student, files in plan.items():
         scores = {}
@@ -144,7 +146,8 @@ def graded(tmp_path_factory):
     script = shutil.which("minigrad-grade", path=str(Path(sys.executable).parent))
     command = [script] if script else [sys.executable, "-m", "minigrad.grading"]
     done = subprocess.run([*command, str(folder), "--jobs", "2", "--out", str(out),
-                           "--no-progress"], capture_output=True, text=True, timeout=600)
+                           "--no-progress"], capture_output=True, text=True, timeout=600,
+                          check=False)
     assert done.returncode == 0, done.stderr
     return lessons, plan, folder, out, done.stdout
 
@@ -155,14 +158,14 @@ def _rows(out: Path, name: str) -> list[dict[str, str]]:
 
 
 def test_the_class_has_twenty_submissions(graded):
-    _, plan, folder, _, _ = graded
+    _, _, folder, _, _ = graded
     assert len(list(folder.rglob("*.ipynb"))) >= SUBMISSIONS
 
 
 def test_grades_csv_is_the_expected_table(graded):
     lessons, plan, _, out, _ = graded
     expected = _expected(lessons, plan)
-    keys = [l.key for l in sorted(lessons.values(), key=lambda l: l.number)]
+    keys = [lesson.key for lesson in sorted(lessons.values(), key=lambda lesson: lesson.number)]
     rows = _rows(out, "grades.csv")
     assert list(rows[0]) == ["student", *keys, "total", "issues"]
     got = {r["student"]: {k: float(r[k]) for k in keys if r[k] != ""} for r in rows}
@@ -189,7 +192,7 @@ def test_planted_mistakes_get_the_checks_own_message(graded):
     long = _rows(out, "exercises.csv")
     for student in (s for s in plan if s.startswith("p")):
         [(_, _, broken)] = plan[student]
-        [(key, (exercise_id,))] = [(k, tuple(v)) for k, v in broken.items()]
+        [(exercise_id,)] = [tuple(v) for v in broken.values()]
         [row] = [r for r in long if r["student"] == student and r["exercise"] == exercise_id]
         assert row["status"] == "failed" and row["message"], (student, row)
         assert "NameError" not in row["message"] and "not run" not in row["message"], row
@@ -238,5 +241,6 @@ def test_serial_grading_agrees_with_the_parallel_command(graded):
 
 def test_every_released_lesson_has_planted_mistakes():
     lessons = load_lessons()
-    missing = [l.key for l in lessons.values() if len(PLANTED.get(l.number, [])) < 2]
+    missing = [lesson.key for lesson in lessons.values()
+               if len(PLANTED.get(lesson.number, [])) < 2]
     assert not missing, f"add planted mistakes for {missing} to PLANTED in this file"

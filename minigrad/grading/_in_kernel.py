@@ -57,7 +57,8 @@ def _replaced(old_modules, new_modules):
             elif isinstance(new_value, type) and isinstance(old_value, type):
                 for method, new_fn in vars(new_value).items():
                     new_origin = _origin(new_fn)
-                    if new_origin is not None and _origin(vars(old_value).get(method)) != new_origin:
+                    old_origin = _origin(vars(old_value).get(method))
+                    if new_origin is not None and old_origin != new_origin:
                         replaced.append(f"{name}.{attr}.{method}")
     return list(dict.fromkeys(replaced))
 

@@ -217,12 +217,14 @@ def load_lesson(path: Path, checks_package: str = DEFAULT_CHECKS_PACKAGE) -> Rel
             problems.append(f"EXERCISES has {exercise_id} but no cell is tagged "
                             f"exercise:{exercise_id}")
         if exercise_id not in lesson.check_cells:
-            problems.append(f"EXERCISES has {exercise_id} but no cell is tagged check:{exercise_id}")
+            problems.append(f"EXERCISES has {exercise_id} but no cell is tagged "
+                            f"check:{exercise_id}")
     for kind, table in (("check", lesson.check_cells), ("exercise", lesson.exercise_cells)):
         problems += [f"a cell is tagged {kind}:{exercise_id} but {lesson.checks_module}.EXERCISES "
                      "has no such exercise" for exercise_id in table if exercise_id not in weighted]
     if problems:
-        raise LessonError(f"lesson {key} ({path}) does not match its weights: " + "; ".join(problems))
+        raise LessonError(f"lesson {key} ({path}) does not match its weights: "
+                          + "; ".join(problems))
     return lesson
 
 

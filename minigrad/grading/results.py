@@ -1,4 +1,4 @@
-"""What grading produces: one :class:`NotebookGrade` per submitted notebook, in a :class:`Gradebook`.
+"""What grading produces: a :class:`NotebookGrade` per submitted notebook, in a :class:`Gradebook`.
 
 These are plain dataclasses that turn into JSON and back (``grades.json`` is the report's
 source of truth: ``--student NAME`` regrades one student and merges into it).
@@ -140,7 +140,7 @@ class Gradebook:
     def lesson_keys(self) -> list[str]:
         """The lessons that at least one notebook was graded as, in lesson order."""
         graded = {notebook.lesson for notebook in self.notebooks}
-        return [lesson.key for lesson in sorted(self.lessons, key=lambda l: l.number)
+        return [lesson.key for lesson in sorted(self.lessons, key=lambda lesson: lesson.number)
                 if lesson.key in graded]
 
     def lesson(self, key: str) -> LessonSummary:

@@ -219,7 +219,6 @@ class _GraderClient(NotebookClient):
             self.errors[cell_index] = content
         elif kind in ("display_data", "execute_result"):
             self.output_chars += sum(len(str(v)) for v in content.get("data", {}).values())
-        return None
 
 
 def _kernel_env(options: GradingOptions) -> dict[str, str]:

@@ -86,7 +86,7 @@ def release(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 def with_exercise(notebook: nbformat.NotebookNode, exercise_id: str, old: str | None = None,
                   new: str = "", *, source: str | None = None) -> nbformat.NotebookNode:
-    """A copy of ``notebook`` with one exercise cell changed: ``old`` -> ``new``, or a new source."""
+    """A copy of ``notebook`` with one exercise cell changed: ``old`` -> ``new``, or ``source``."""
     changed = nbformat.from_dict(notebook)
     for cell in changed.cells:
         if f"exercise:{exercise_id}" in cell.metadata.get("tags", []):
@@ -106,6 +106,6 @@ def write(notebook: nbformat.NotebookNode, path: Path) -> Path:
 
 
 def released_dir(folder: Path) -> Path:
-    """Write the released toy lesson into ``folder`` (as minigrad/course/released/ would hold it)."""
+    """Write the released toy lesson into ``folder``, as minigrad/course/released/ holds them."""
     write(release(solution()), folder / f"{KEY}.ipynb")
     return folder
