@@ -329,6 +329,18 @@ def test_parallel_and_serial_runs_agree(classroom, released, tmp_path):
 
 
 @slow
+def test_the_notebook_time_limit_stops_what_comes_after(released, tmp_path):
+    sleepy = toy.with_exercise(toy.solution(), "9.2", source="import time\ntime.sleep(60)")
+    toy.write(sleepy, tmp_path / "zoe" / "09_toy.ipynb")
+    options = GradingOptions(cell_timeout=30, notebook_timeout=6, python_path=[FIXTURES])
+    [notebook] = grade([tmp_path], released=released, checks_package=toy.CHECKS_PACKAGE,
+                       options=options).notebooks
+    assert [e.status for e in notebook.exercises] == ["passed", "failed", "failed"]
+    assert "time limit had passed" in notebook.exercises[2].message
+    assert any("ran past its 6 s limit" in i.text for i in notebook.issues), notebook.issues
+
+
+@slow
 def test_report_files(classroom, tmp_path):
     _, book, _, _ = classroom
     written = write_report(book, tmp_path)

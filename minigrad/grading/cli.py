@@ -41,7 +41,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="time limit of one cell or check (default: %(default)g)")
     p.add_argument("--notebook-timeout", type=float, default=600.0, metavar="SECONDS",
-                   help="time limit of all of a notebook's cells together (default: %(default)g)")
+                   help="time limit of all of a notebook's cells and checks together "
+                        "(default: %(default)g)")
     p.add_argument("--released", metavar="DIR",
                    help="folder of released lessons (default: those shipped with minigrad)")
     p.add_argument("--checks-package", metavar="NAME",

@@ -10,13 +10,16 @@ For each submission the grader
    notebook cell did to ``minigrad.checks`` counts;
 3. starts a fresh kernel (nbclient, in a temporary working folder, with this Python and this
    ``minigrad``) and runs the steps in order, errors allowed. Each cell or check has a time
-   limit (interrupted when it passes it) and all the notebook's cells together have one too; a
-   kernel that does not answer an interrupt is killed with its whole process group. Output is
-   counted, not kept;
+   limit (interrupted when it passes it) and the whole notebook has one too; a kernel that does
+   not answer an interrupt is killed with its whole process group. Output is counted, not kept;
 4. scores each exercise from its checks with the weights in ``minigrad.checks.lessonN.EXERCISES``.
 
 A notebook that raises, loops, floods its output, crashes its kernel, or is not a notebook at
 all gets a grade that says what happened; the batch goes on. No kernel outlives its notebook.
+
+The checks run where the released lesson has them, not all at the end: each sees the student's
+objects as the student saw them when running the notebook top to bottom, and a later cell
+that rebinds a name (``from minigrad import matmul``, say) cannot change an earlier verdict.
 """
 from __future__ import annotations
 
@@ -71,8 +74,8 @@ class GradingOptions:
     cell_timeout : float
         Seconds one cell, or one check, may run before it is interrupted.
     notebook_timeout : float
-        Seconds all of a notebook's cells together may run; cells after that are skipped.
-        The checks still run (each with ``cell_timeout``), so work done before the limit counts.
+        Seconds all of a notebook's cells and checks together may run; what comes after is
+        skipped (the checks run in place, so those of earlier exercises have run by then).
     interrupt_grace : float
         Seconds a kernel gets to answer an interrupt before its process group is killed.
     startup_timeout : float
@@ -286,6 +289,10 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
                  options: GradingOptions | None = None) -> Execution:
     """Run an assembled notebook in a fresh kernel and collect what each step did.
 
+    The steps run in order: each cell as it is, each check (in its released place) through
+    :mod:`._in_kernel`, which reloads the checks first. Each step has ``cell_timeout`` and
+    all of them together ``notebook_timeout``.
+
     Never raises for anything the notebook does; a kernel that cannot start is reported as an
     issue of kind ``"grader"``.
     """
@@ -368,25 +375,19 @@ def _exit_status(client: NotebookClient) -> str:
 
 def _run_steps(client: _GraderClient, steps: list[Step], results: list[StepResult],
                watchdog: _Watchdog, options: GradingOptions, execution: Execution) -> None:
-    notebook_deadline = time.monotonic() + options.notebook_timeout
-    over_time = False
+    deadline = time.monotonic() + options.notebook_timeout
     for index, step in enumerate(steps):
         if _LIVE.cancelled.is_set():
             return
-        if step.kind == "cell":
-            left = notebook_deadline - time.monotonic()
-            if left <= 0:
-                if not over_time:
-                    over_time = True
-                    execution.issues.append(Issue("timeout", f"the notebook's cells ran past "
-                                                  f"{options.notebook_timeout:g} s; from "
-                                                  f"{step.label} on, cells were skipped"))
-                results[index].status = "skipped"
-                continue
-            limit = min(options.cell_timeout, left)
-        else:
-            limit = options.cell_timeout
-        client.timeout = max(1, math.ceil(limit))
+        left = deadline - time.monotonic()
+        if left <= 0:
+            execution.issues.append(Issue("timeout", f"the notebook ran past its "
+                                          f"{options.notebook_timeout:g} s limit; from "
+                                          f"{step.label} on, nothing ran"))
+            for result in results[index:]:
+                result.status = "skipped"
+            return
+        client.timeout = max(1, math.ceil(min(options.cell_timeout, left)))
         watchdog.arm(client.timeout + options.interrupt_grace)
         start = time.monotonic()
         try:
@@ -441,7 +442,8 @@ def _check_outcome(step: Step, index: int, execution: Execution) -> CheckOutcome
                             f"the check {result.error}: does your code loop forever?",
                             where=str((record or {}).get("where", "")), seconds=result.seconds)
     if record is None:
-        why = {"not run": "the kernel had stopped before it", "skipped": "it was skipped"}.get(
+        why = {"not run": "the kernel had stopped before it",
+               "skipped": "the notebook's time limit had passed"}.get(
             result.status, result.error or "it did not report")
         return CheckOutcome(exercise, False, "not run", f"the check did not run: {why}")
     return CheckOutcome(exercise, bool(record.get("passed")), str(record.get("kind", "error")),
