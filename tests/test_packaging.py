@@ -42,7 +42,9 @@ def test_environment_yml_matches_pyproject():
     project = _pyproject()["project"]
     wanted = list(project["dependencies"])
     extras = project["optional-dependencies"]
-    wanted += extras["course"] + [r for r in extras["dev"] if not r.startswith("minigrad-course")]
+    wanted += extras["course"] + extras["grade"]
+    wanted += [r for r in extras["dev"] if not r.startswith("minigrad-course")]
+    wanted = list(dict.fromkeys(wanted))
     env = _environment()
     missing = [r for r in wanted if _name(r) not in env]
     assert not missing, f"environment.yml lacks {missing}"
