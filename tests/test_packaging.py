@@ -42,7 +42,7 @@ def test_environment_yml_matches_pyproject():
     project = _pyproject()["project"]
     wanted = list(project["dependencies"])
     extras = project["optional-dependencies"]
-    wanted += extras["course"] + extras["grade"]
+    wanted += extras["course"] + extras["grade"] + extras["onnx"]
     wanted += [r for r in extras["dev"] if not r.startswith("minigrad-course")]
     wanted = list(dict.fromkeys(wanted))
     env = _environment()
