@@ -1,0 +1,147 @@
+"""The benchmark cases: what is trained, on which data, from which initial weights.
+
+Every contender of a case gets the *same* batches (as NumPy arrays, converted to its own array
+type before the clock starts) and the *same* initial weights, so its first losses agree with
+the others' to rounding: the harness checks that, so a contender that computed something else
+could not win by it.
+
+A case's *unit* is what one timing measures: one optimizer step (forward, backward, update) on
+the next batch, or, for LeNet-5, one epoch of such steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Case", "CASES", "TARGETS", "make_data", "init_params", "save_inputs", "load_inputs"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark: a network, a batch size, a dtype and an optimizer."""
+
+    name: str
+    title: str
+    kind: str                      # "mlp" or "lenet"
+    dtype: str
+    batch: int
+    sizes: tuple[int, ...] = ()    # layer widths of an MLP, input first
+    lr: float = 0.1
+    momentum: float = 0.0
+    unit: str = "step"             # what one timing measures: "step" or "epoch"
+    repeats: int = 9               # timed repeats (medians are taken over them)
+    min_time: float = 0.25         # seconds that one timed repeat lasts at least
+    notes: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+CASES: dict[str, Case] = {c.name: c for c in [
+    Case("moons-1000-f32", "moons 2-16-16-2, full batch 1000, float32", "mlp", "float32",
+         1000, (2, 16, 16, 2)),
+    Case("moons-1000-f64", "moons 2-16-16-2, full batch 1000, float64", "mlp", "float64",
+         1000, (2, 16, 16, 2)),
+    Case("moons-32-f32", "moons 2-16-16-2, batch 32, float32", "mlp", "float32",
+         32, (2, 16, 16, 2)),
+    Case("lenet-f32", "LeNet-5 on digits 32x32, one epoch (batch 64), float32", "lenet",
+         "float32", 64, lr=0.05, momentum=0.9, unit="epoch", repeats=5, min_time=0.0),
+    Case("mlp-784-f32", "MLP 784-1024-1024-10, batch 256, float32", "mlp", "float32",
+         256, (784, 1024, 1024, 10), lr=0.01, repeats=9),
+]}
+
+# Targets of issue 8: float32, one BLAS thread for every contender. (case, "numpy" or
+# "torch") -> the largest allowed ratio minigrad / contender.
+TARGETS: dict[tuple[str, str], float] = {
+    ("moons-1000-f32", "numpy"): 1.15, ("moons-1000-f32", "torch"): 0.75,
+    ("moons-32-f32", "numpy"): 1.6, ("moons-32-f32", "torch"): 0.4,
+    ("lenet-f32", "numpy"): 1.05, ("lenet-f32", "torch"): 1.5,
+    ("mlp-784-f32", "numpy"): 1.05,
+}
+
+
+@dataclass
+class Data:
+    """The batches of one case (NumPy arrays) and how many there are per epoch."""
+
+    batches: list[tuple[np.ndarray, np.ndarray]]
+    n_classes: int
+
+
+def _moons(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from minigrad.data import moons
+    return moons(n, noise=0.1, seed=seed)
+
+
+def _digits_train() -> tuple[np.ndarray, np.ndarray]:
+    """The training images of the digits, upsampled to (N, 1, 32, 32), and their labels."""
+    from minigrad.data import digits  # stands alone: NumPy and scikit-learn, not the engine
+    (X, y), _ = digits(size=32)
+    return X, y
+
+
+def make_data(case: Case, seed: int = 0) -> Data:
+    """The batches every contender of ``case`` trains on (fixed order, same for all)."""
+    rng = np.random.default_rng(seed)
+    if case.kind == "lenet":
+        X, y = _digits_train()
+        classes = 10
+    elif case.sizes[0] == 2:
+        X, y = _moons(1000, seed)
+        classes = 2
+    else:  # the big MLP is matmul-bound: random inputs are as good as images
+        X = rng.standard_normal((8 * case.batch, case.sizes[0]))
+        y = rng.integers(0, case.sizes[-1], 8 * case.batch)
+        classes = case.sizes[-1]
+    order = rng.permutation(len(X))
+    X = np.ascontiguousarray(X[order], dtype=case.dtype)
+    y = np.ascontiguousarray(y[order], dtype=np.int64)
+    b = case.batch
+    batches = [(X[i:i + b].copy(), y[i:i + b].copy()) for i in range(0, len(X) - b + 1, b)]
+    if case.unit == "epoch" and len(X) % b:  # an epoch also trains on the last, short batch
+        batches.append((X[len(X) - len(X) % b:].copy(), y[len(X) - len(X) % b:].copy()))
+    return Data(batches, classes)
+
+
+def init_params(case: Case, seed: int = 0) -> list[np.ndarray]:
+    """Initial weights in PyTorch's layout and default init: weight (out, in), then bias.
+
+    ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for both, as ``torch.nn.Linear`` and ``Conv2d``.
+    Convolution weights are (C_out, C_in, kh, kw).
+    """
+    rng = np.random.default_rng(seed + 1)
+    if case.kind == "lenet":
+        shapes = [(6, 1, 5, 5), (16, 6, 5, 5), (120, 400), (84, 120), (10, 84)]
+    else:
+        shapes = [(o, i) for i, o in zip(case.sizes[:-1], case.sizes[1:])]
+    params = []
+    for shape in shapes:
+        fan_in = int(np.prod(shape[1:]))
+        bound = 1.0 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, shape).astype(case.dtype))
+        params.append(rng.uniform(-bound, bound, shape[0]).astype(case.dtype))
+    return params
+
+
+def save_inputs(case: Case, seed: int, path: str) -> None:
+    """Write the batches and initial weights of ``case`` to ``path`` (.npz), made once.
+
+    The runner does this before starting the workers, so they all read the very same arrays
+    and none of them pays for importing scikit-learn.
+    """
+    data = make_data(case, seed)
+    arrays = {"n_classes": np.array(data.n_classes)}
+    for i, (x, y) in enumerate(data.batches):
+        arrays[f"x{i}"], arrays[f"y{i}"] = x, y
+    for i, p in enumerate(init_params(case, seed)):
+        arrays[f"p{i}"] = p
+    np.savez(path, **arrays)
+
+
+def load_inputs(path: str) -> tuple[Data, list[np.ndarray]]:
+    """The batches and initial weights written by :func:`save_inputs`."""
+    with np.load(path) as f:
+        n_batches = sum(1 for k in f.files if k.startswith("x"))
+        n_params = sum(1 for k in f.files if k.startswith("p"))
+        batches = [(f[f"x{i}"], f[f"y{i}"]) for i in range(n_batches)]
+        params = [f[f"p{i}"] for i in range(n_params)]
+        return Data(batches, int(f["n_classes"])), params

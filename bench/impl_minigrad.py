@@ -1,0 +1,70 @@
+"""The minigrad contender, written the way a user writes it.
+
+``nn.Sequential`` of ``nn`` layers, ``functional.cross_entropy``, ``optim.SGD``, and the usual
+``zero_grad()`` / ``backward()`` / ``step()``: exactly the PyTorch contender, line for line.
+Batches are turned into tensors before the clock starts, as for PyTorch.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.functional as F
+from minigrad import nn, optim
+
+from .cases import Case, Data
+
+__all__ = ["make_step"]
+
+
+def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
+    dt = case.dtype
+    if case.kind == "lenet":
+        model = nn.Sequential(
+            nn.Conv2d(1, 6, 5, seed=0, dtype=dt), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(6, 16, 5, seed=1, dtype=dt), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(400, 120, seed=2, dtype=dt), nn.ReLU(),
+            nn.Linear(120, 84, seed=3, dtype=dt), nn.ReLU(),
+            nn.Linear(84, 10, seed=4, dtype=dt))
+    else:
+        layers: list[nn.Module] = []
+        for k, (i, o) in enumerate(zip(case.sizes[:-1], case.sizes[1:])):
+            layers += [nn.Linear(i, o, seed=k, dtype=dt), nn.ReLU()]
+        model = nn.Sequential(*layers[:-1])
+    names = [name for name, _ in model.named_parameters()]
+    model.load_state_dict(dict(zip(names, params)))   # the weights every contender starts from
+    return model
+
+
+def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], object]:
+    """One unit of ``case`` (a step, or an epoch for LeNet-5) with minigrad."""
+    model = _model(case, params)
+    opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum)
+    batches = [(mg.Tensor(x), y) for x, y in data.batches]
+
+    def train_step(x: mg.Tensor, y: np.ndarray) -> mg.Tensor:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    if case.unit == "epoch":
+        def epoch() -> object:
+            loss = None
+            for x, y in batches:
+                loss = train_step(x, y)
+            return loss.item()
+        return epoch
+
+    state = {"i": 0}
+
+    def step() -> object:
+        x, y = batches[state["i"]]
+        state["i"] = (state["i"] + 1) % len(batches)
+        return train_step(x, y)
+
+    return step

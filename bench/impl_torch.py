@@ -1,0 +1,69 @@
+"""The PyTorch contender: CPU eager mode, written the way a PyTorch user writes it.
+
+``nn.Sequential`` of standard layers, ``F.cross_entropy``, ``torch.optim.SGD`` (its default
+``foreach`` implementation), ``zero_grad()`` / ``backward()`` / ``step()``. Batches are turned
+into tensors before the clock starts (``torch.from_numpy``, no copy).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .cases import Case, Data
+
+__all__ = ["make_step"]
+
+
+def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
+    if case.kind == "lenet":
+        model = nn.Sequential(
+            nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    else:
+        layers: list[nn.Module] = []
+        for i, o in zip(case.sizes[:-1], case.sizes[1:]):
+            layers += [nn.Linear(i, o), nn.ReLU()]
+        model = nn.Sequential(*layers[:-1])
+    dtype = getattr(torch, case.dtype)
+    model = model.to(dtype)
+    with torch.no_grad():
+        for p, value in zip(model.parameters(), params):
+            p.copy_(torch.from_numpy(value))
+    return model
+
+
+def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], object]:
+    """One unit of ``case`` (a step, or an epoch for LeNet-5) in PyTorch eager mode."""
+    model = _model(case, params)
+    opt = torch.optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum)
+    batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in data.batches]
+
+    def train_step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    if case.unit == "epoch":
+        def epoch() -> object:
+            loss = None
+            for x, y in batches:
+                loss = train_step(x, y)
+            return loss.item()
+        return epoch
+
+    state = {"i": 0}
+
+    def step() -> object:
+        x, y = batches[state["i"]]
+        state["i"] = (state["i"] + 1) % len(batches)
+        return train_step(x, y)
+
+    return step

@@ -1,0 +1,141 @@
+"""Turn the workers' results into ratios, target verdicts, a Markdown table and a figure."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.cases import CASES
+
+NAMES = {"numpy": "NumPy (tuned)", "byhand": "byhand loop", "minigrad": "minigrad",
+         "torch": "PyTorch"}
+# The first losses of a contender must equal the tuned NumPy ones to this relative tolerance:
+# the same weights and batches give the same numbers, up to the order of float operations.
+LOSS_RTOL = {"float32": 1e-4, "float64": 1e-10}
+
+
+def summarize(results: list[dict], targets: dict[tuple[str, str], float],
+              clock: str = "wall") -> dict[str, Any]:
+    """Medians by (threads, case, contender), ratios of minigrad to each, target verdicts.
+
+    ``clock`` picks the times: ``"wall"`` (wall-clock) or ``"cpu"`` (the process's CPU time).
+    """
+    key = "median_s" if clock == "wall" else "cpu_median_s"
+    medians: dict[str, dict[str, dict[str, float]]] = {}
+    losses: dict[str, dict[str, list[float]]] = {}
+    for r in results:
+        if "skipped" in r:
+            continue
+        medians.setdefault(r["threads"], {}).setdefault(r["case"], {})[r["contender"]] = r[key]
+        losses.setdefault(r["case"], {}).setdefault(r["contender"], r["losses"])
+    ratios: dict[str, dict[str, dict[str, float]]] = {}
+    for threads, by_case in medians.items():
+        for case, t in by_case.items():
+            if "minigrad" in t:
+                ratios.setdefault(threads, {})[case] = {
+                    other: t["minigrad"] / t[other] for other in t if other != "minigrad"}
+    verdicts = []
+    for (case, other), limit in targets.items():
+        ratio = ratios.get("1", {}).get(case, {}).get(other)
+        if ratio is not None:
+            verdicts.append({"case": case, "versus": other, "threads": "1", "target": limit,
+                             "ratio": ratio, "met": ratio <= limit})
+    agreement = {}
+    for case, by_contender in losses.items():
+        ref = by_contender.get("numpy")
+        if ref is None:
+            continue
+        rtol = LOSS_RTOL[CASES[case].dtype]
+        worst = {k: max(abs(a - b) / abs(b) for a, b in zip(v, ref))
+                 for k, v in by_contender.items()}
+        agreement[case] = {"max_rel_diff": worst, "rtol": rtol,
+                           "agree": all(w <= rtol for w in worst.values())}
+    return {"medians_s": medians, "ratios": ratios, "targets": verdicts,
+            "loss_agreement": agreement}
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    ms = seconds * 1e3
+    return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 100 else f"{ms:.1f}"
+
+
+def table(report: dict[str, Any]) -> str:
+    """Markdown tables: times (ms, medians) and ratios per thread setting, then the targets."""
+    contenders = report["settings"]["contenders"]
+    order = [c for c in ("numpy", "byhand", "minigrad", "torch") if c in contenders]
+    lines = []
+    for threads, by_case in report["medians_s"].items():
+        label = "1 thread" if threads == "1" else (
+            "default threads" if threads == "default" else f"{threads} threads")
+        clock = "wall-clock" if report.get("clock", "wall") == "wall" else "CPU"
+        lines.append(f"\n{clock} time in ms (median), {label}, per unit (a training step; an "
+                     "epoch for LeNet-5)\n")
+        head = ["case"] + [NAMES[c] for c in order]
+        if "minigrad" in order:
+            head += [f"minigrad / {NAMES[c].split(' ')[0]}" for c in ("numpy", "torch")
+                     if c in order]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        for case in report["settings"]["cases"]:
+            t = by_case.get(case, {})
+            if not t:
+                continue
+            row = [case] + [_ms(t.get(c)) for c in order]
+            ratio = report["ratios"].get(threads, {}).get(case, {})
+            if "minigrad" in order:
+                row += [f"{ratio[c]:.2f}x" if c in ratio else "—" for c in ("numpy", "torch")
+                        if c in order]
+            lines.append("| " + " | ".join(row) + " |")
+    if report["targets"]:
+        lines.append("\nTargets (float32, 1 thread): minigrad / contender\n")
+        lines.append("| case | versus | target | measured | |")
+        lines.append("|---|---|---:|---:|---|")
+        for v in report["targets"]:
+            verdict = "met" if v["met"] else f"missed by {v['ratio'] / v['target'] - 1:.0%}"
+            lines.append(f"| {v['case']} | {NAMES[v['versus']]} | <= {v['target']:.2f}x | "
+                         f"{v['ratio']:.2f}x | {verdict} |")
+    bad = [c for c, a in report["loss_agreement"].items() if not a["agree"]]
+    lines.append("\nFirst losses agree with the tuned NumPy loop in every case." if not bad else
+                 f"\nWARNING: the first losses disagree with the tuned NumPy loop in {bad}: "
+                 "some contender computes something else.")
+    return "\n".join(lines)
+
+
+def plot(report: dict[str, Any], path: Path) -> None:
+    """Bars of each contender's time relative to the tuned NumPy loop, one panel per setting."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    settings = list(report["medians_s"])
+    order = [c for c in ("numpy", "byhand", "minigrad", "torch")
+             if c in report["settings"]["contenders"]]
+    colors = {"numpy": "#7f7f7f", "byhand": "#bcbd22", "minigrad": "#1f77b4", "torch": "#d62728"}
+    fig, axes = plt.subplots(1, len(settings), figsize=(6.5 * len(settings), 4.2), squeeze=False,
+                             sharey=True)
+    for ax, threads in zip(axes[0], settings):
+        by_case = report["medians_s"][threads]
+        cases = [c for c in report["settings"]["cases"] if "numpy" in by_case.get(c, {})]
+        width = 0.8 / len(order)
+        for k, contender in enumerate(order):
+            xs, ys = [], []
+            for i, case in enumerate(cases):
+                t = by_case[case]
+                if contender in t:
+                    xs.append(i + (k - (len(order) - 1) / 2) * width)
+                    ys.append(t[contender] / t["numpy"])
+            ax.bar(xs, ys, width, label=NAMES[contender], color=colors[contender])
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(cases)))
+        ax.set_xticklabels(cases, rotation=20, ha="right", fontsize=8)
+        ax.set_title("1 thread" if threads == "1" else f"threads: {threads}")
+        ax.set_ylabel("time / tuned NumPy (lower is faster)")
+    axes[0][0].legend(fontsize=8)
+    m = report["machine"]
+    fig.suptitle(f"minigrad vs NumPy vs PyTorch — {m['cpu']}, numpy {m.get('numpy')}, "
+                 f"torch {m.get('torch') or 'not installed'}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
