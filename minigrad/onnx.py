@@ -1,0 +1,438 @@
+"""Export a trained minigrad model to an ONNX file, to run it with ONNX Runtime and other tools.
+
+>>> import minigrad.nn as nn
+>>> from minigrad.onnx import export
+>>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
+>>> export(model, example_input, "moons.onnx")                        # doctest: +SKIP
+
+The file can then be run without minigrad (or Python)::
+
+    import onnxruntime as ort
+    session = ort.InferenceSession("moons.onnx", providers=["CPUExecutionProvider"])
+    logits, = session.run(None, {"input": X})     # X: an (N, 2) array of the model's dtype
+
+How it works: :func:`export` walks the module tree, as ``torch.onnx.export`` traces a model,
+and writes one ONNX operator (or two) per layer:
+
+==================  =====================================================================
+minigrad            ONNX
+==================  =====================================================================
+``Sequential``      its layers, in order (nested Sequentials too)
+``Linear``          ``Gemm`` with ``transB=1`` (``x @ W.T + b``) for an (N, in) input;
+                    ``Transpose``, ``MatMul``, ``Add`` for other ranks
+``Conv2d``          ``Conv`` (``kernel_shape``, ``strides``, ``pads``)
+``MaxPool2d``       ``MaxPool`` (``kernel_shape``, ``strides``)
+``ReLU``            ``Relu``
+``LeakyReLU``       ``LeakyRelu`` (``alpha`` = ``negative_slope``)
+``Sigmoid``         ``Sigmoid``
+``Tanh``            ``Tanh``
+``Flatten``         ``Flatten`` (``axis=1``) for the default ``Flatten()``; ``Reshape``
+                    for other ``start_dim``/``end_dim``
+``Dropout``         nothing: the model is exported as in ``eval()``, where it passes its
+                    input through
+==================  =====================================================================
+
+Parameters become the graph's *initializers*, named as in ``model.state_dict()``
+(``"0.weight"``) and stored in the model's dtype (float32 or float64). Any other module is an
+error that names it: a module with its own ``forward()`` can compute anything, and only the
+layers above are translated.
+
+The ``onnx`` package is an optional dependency: ``pip install "minigrad-course[onnx]"``
+installs it and ONNX Runtime. Importing :mod:`minigrad` does not import it; :func:`export`
+does, when called.
+"""
+from __future__ import annotations
+
+import os
+from typing import IO, TYPE_CHECKING, Any, Callable
+
+from minigrad import backend, nn
+from minigrad.tensor import Tensor, no_grad
+
+if TYPE_CHECKING:  # the real import happens inside export(): onnx is an optional extra
+    import onnx
+
+__all__ = ["export", "SUPPORTED_MODULES"]
+
+INSTALL_HINT = 'pip install "minigrad-course[onnx]"'
+MIN_OPSET = 11  # Gemm with an optional bias (C) needs opset 11
+BATCH = "batch"  # the name of the batch dimension when dynamic_batch=True
+
+
+def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[bytes],
+           input_name: str = "input", output_name: str = "output", opset: int = 17,
+           dynamic_batch: bool = True) -> "onnx.ModelProto":
+    """Write ``model`` to ``path`` as an ONNX model (modelled on ``torch.onnx.export``).
+
+    Parameters
+    ----------
+    model : nn.Module
+        An ``nn.Sequential`` (nested ones too) of the layers listed in
+        :data:`SUPPORTED_MODULES`, or one such layer. It is exported as in ``eval()`` mode
+        (Dropout passes its input through) and left in the mode it was in.
+    example_input : Tensor or array
+        One input of the shape and dtype the model takes, e.g. a batch of 8 samples
+        ``(8, 2)`` or images ``(8, 1, 32, 32)``. The model runs on it once: the run gives every
+        layer's output shape, and fails early, with minigrad's own message, on a bad shape.
+    path : str, path or binary file
+        Where to write the ``.onnx`` file.
+    input_name, output_name : str
+        The names of the graph's input and output: the keys of ONNX Runtime's ``run()``.
+    opset : int
+        The ONNX operator set version (11 or later).
+    dynamic_batch : bool
+        If True, the first axis of the input and output is a named dimension ``"batch"``,
+        so the exported model takes any batch size; if False, exactly the example's shape.
+
+    Returns
+    -------
+    onnx.ModelProto
+        The model written, with the shapes of its intermediate values filled in.
+
+    Raises
+    ------
+    ImportError
+        If the ``onnx`` package is not installed (the message says how to install it).
+    TypeError
+        If the model holds a module without a translation (the message names its path and
+        type, and lists the supported ones), or the input's and the parameters' dtypes differ.
+    ValueError
+        For bad names or opset, or ``dynamic_batch`` with an input that has no batch axis.
+
+    Notes
+    -----
+    ONNX Runtime's CPU provider runs float32 models of every layer above, but has no float64
+    ``Conv``: a float64 model with ``Conv2d`` layers exports and passes the ONNX checker, but
+    ONNX Runtime refuses to load it (``NOT_IMPLEMENTED``). Convert such a model with
+    ``model.to(dtype="float32")`` before exporting it for ONNX Runtime.
+
+    ONNX stores operator attributes as float32, LeakyRelu's ``alpha`` too: in a float64
+    model, a ``negative_slope`` that float32 cannot hold exactly (0.01, 0.2) is rounded to
+    about 8 digits; 0.25 or 0.125 stay exact.
+    """
+    onnx = _import_onnx()
+    from onnx import helper
+
+    _check_arguments(model, input_name, output_name, opset, onnx)
+    x = example_input if isinstance(example_input, Tensor) else Tensor(example_input)
+    if dynamic_batch and x.ndim == 0:
+        raise ValueError("export: dynamic_batch=True needs an input with a batch axis "
+                         "(axis 0); got a scalar. Pass dynamic_batch=False.")
+    if dynamic_batch and x.ndim == 1:
+        raise ValueError(f"export: dynamic_batch=True makes axis 0 the batch, but the example "
+                         f"input has shape {x.shape}: one sample, no batch axis. Add one "
+                         f"(x.reshape(1, -1)) or pass dynamic_batch=False.")
+    elem_type = _elem_type(x, "the example input", onnx)
+    layers = _layers(model)
+    _check_dtypes(model, x)
+
+    graph = _GraphBuilder(model, onnx)
+    value, shape = input_name, tuple(x.shape)
+    batch_kept = dynamic_batch  # is axis 0 of the current value still the batch axis?
+    was_training = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        with no_grad():
+            y = x
+            for path_, layer in layers:
+                y = layer(y)
+                translate = _TRANSLATIONS[_registered_type(layer)]
+                value = translate(graph, path_, layer, value, shape, tuple(y.shape))
+                if isinstance(layer, nn.Flatten) and _axis(layer.start_dim, len(shape)) == 0:
+                    batch_kept = False  # the batch axis is merged with others
+                shape = tuple(y.shape)
+            _check_same_as_model(model, x, y)
+    finally:
+        for module, mode in was_training:
+            module.training = mode
+
+    if value == input_name:  # no operator at all (only Dropouts): the output is the input
+        graph.node("Identity", [value], "")
+    graph.nodes[-1].output[0] = output_name
+
+    in_dims = [BATCH if dynamic_batch else x.shape[0], *x.shape[1:]] if x.ndim else []
+    out_dims: list[Any] = list(shape)
+    if dynamic_batch and out_dims:
+        out_dims[0] = BATCH if batch_kept else None  # None: a dimension of unknown size
+    onnx_graph = helper.make_graph(
+        graph.nodes, _graph_name(model),
+        inputs=[helper.make_tensor_value_info(input_name, elem_type, in_dims)],
+        outputs=[helper.make_tensor_value_info(output_name, elem_type, out_dims)],
+        initializer=graph.initializers)
+    opset_ids = [helper.make_opsetid("", opset)]
+    proto = helper.make_model(
+        onnx_graph, opset_imports=opset_ids, producer_name="minigrad",
+        producer_version=_version(),
+        # The oldest IR version that has this opset: the newest the onnx package knows may be
+        # newer than the ONNX Runtime that will load the file.
+        ir_version=helper.find_min_ir_version_for(opset_ids))
+    proto.doc_string = f"Exported by minigrad.onnx.export from:\n{model!r}"
+
+    # The checker also runs strict shape inference: every operator's shapes and types must
+    # agree with each other and with the declared output shape.
+    onnx.checker.check_model(proto, full_check=True)
+    proto = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True)
+    onnx.save_model(proto, path)
+    return proto
+
+
+# ---------------------------------------------------------------------------------------------
+# The translations, one per layer type. Each adds the layer's operators to the graph and
+# returns the name of the value its last operator outputs.
+
+
+def _linear(graph: _GraphBuilder, path: str, layer: nn.Linear, x: str,
+            in_shape: tuple, out_shape: tuple) -> str:
+    weight = graph.initializer(layer.weight)
+    bias = [graph.initializer(layer.bias)] if layer.bias is not None else []
+    if len(in_shape) == 2:  # (N, in) @ (out, in).T + (out,): exactly what Gemm computes
+        return graph.node("Gemm", [x, weight, *bias], path, transB=1)
+    # Gemm takes matrices only; MatMul broadcasts like numpy.matmul, as Linear does.
+    weight_t = graph.node("Transpose", [weight], path, perm=[1, 0])
+    y = graph.node("MatMul", [x, weight_t], path)
+    return graph.node("Add", [y, *bias], path) if bias else y
+
+
+def _conv2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
+            in_shape: tuple, out_shape: tuple) -> str:
+    (kh, kw), (sh, sw) = _pair(layer.kernel_size), _pair(layer.stride)
+    ph, pw = _pair(layer.padding)
+    inputs = [x, graph.initializer(layer.weight)]
+    if layer.bias is not None:
+        inputs.append(graph.initializer(layer.bias))
+    return graph.node("Conv", inputs, path, kernel_shape=[kh, kw], strides=[sh, sw],
+                      pads=[ph, pw, ph, pw])  # pads: begin of H, W, then end of H, W
+
+
+def _max_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
+                in_shape: tuple, out_shape: tuple) -> str:
+    (kh, kw), (sh, sw) = _pair(layer.kernel_size), _pair(layer.stride)
+    # No padding, and ceil_mode=0: rows and columns that do not fill a window are dropped.
+    return graph.node("MaxPool", [x], path, kernel_shape=[kh, kw], strides=[sh, sw])
+
+
+def _relu(graph: _GraphBuilder, path: str, layer: nn.ReLU, x: str,
+          in_shape: tuple, out_shape: tuple) -> str:
+    return graph.node("Relu", [x], path)
+
+
+def _leaky_relu(graph: _GraphBuilder, path: str, layer: nn.LeakyReLU, x: str,
+                in_shape: tuple, out_shape: tuple) -> str:
+    return graph.node("LeakyRelu", [x], path, alpha=float(layer.negative_slope))
+
+
+def _sigmoid(graph: _GraphBuilder, path: str, layer: nn.Sigmoid, x: str,
+             in_shape: tuple, out_shape: tuple) -> str:
+    return graph.node("Sigmoid", [x], path)
+
+
+def _tanh(graph: _GraphBuilder, path: str, layer: nn.Tanh, x: str,
+          in_shape: tuple, out_shape: tuple) -> str:
+    return graph.node("Tanh", [x], path)
+
+
+def _flatten(graph: _GraphBuilder, path: str, layer: nn.Flatten, x: str,
+             in_shape: tuple, out_shape: tuple) -> str:
+    ndim = len(in_shape)
+    if ndim >= 2 and _axis(layer.start_dim, ndim) == 1 and _axis(layer.end_dim, ndim) == ndim - 1:
+        return graph.node("Flatten", [x], path, axis=1)  # (N, ...) -> (N, rest): the default
+    # Any other merge: Reshape to the shape the example gave. Its axis 0 is the batch axis of
+    # any size: 0 copies it from the input; -1 (the one dimension Reshape may infer) when the
+    # batch axis is merged with others.
+    target = list(out_shape)
+    if target:
+        target[0] = -1 if _axis(layer.start_dim, ndim) == 0 else 0
+    shape = graph.constant_int64(f"{path}.shape" if path else "shape", target)
+    return graph.node("Reshape", [x, shape], path)
+
+
+def _dropout(graph: _GraphBuilder, path: str, layer: nn.Dropout, x: str,
+             in_shape: tuple, out_shape: tuple) -> str:
+    return x  # in eval mode Dropout is the identity: no operator at all
+
+
+Translation = Callable[..., str]
+_TRANSLATIONS: dict[type, Translation] = {
+    nn.Linear: _linear, nn.Conv2d: _conv2d, nn.MaxPool2d: _max_pool2d,
+    nn.ReLU: _relu, nn.LeakyReLU: _leaky_relu, nn.Sigmoid: _sigmoid, nn.Tanh: _tanh,
+    nn.Flatten: _flatten, nn.Dropout: _dropout,
+}
+#: The module types :func:`export` translates (``Sequential`` holds them).
+SUPPORTED_MODULES: tuple[str, ...] = ("Sequential",) + tuple(t.__name__ for t in _TRANSLATIONS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the graph
+
+
+class _GraphBuilder:
+    """Collects the operators (nodes) and initializers of the graph being built."""
+
+    def __init__(self, model: nn.Module, onnx: Any) -> None:
+        self.onnx = onnx
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self._param_names = {id(p): name for name, p in model.named_parameters()}
+        self._added: dict[int, str] = {}  # id(parameter) -> initializer name, for shared ones
+        self._used_names: set[str] = set()
+
+    def initializer(self, param: Tensor) -> str:
+        """The name of ``param``'s initializer (added once, even if several layers share it)."""
+        if id(param) not in self._added:
+            name = self._param_names[id(param)]
+            array = backend.to_numpy(param.data)  # from a GPU too
+            self.initializers.append(self.onnx.numpy_helper.from_array(array, name))
+            self._added[id(param)] = name
+        return self._added[id(param)]
+
+    def constant_int64(self, name: str, values: list[int]) -> str:
+        """An int64 vector initializer (e.g. a Reshape target shape)."""
+        tensor = self.onnx.helper.make_tensor(name, self.onnx.TensorProto.INT64,
+                                              [len(values)], values)
+        self.initializers.append(tensor)
+        return name
+
+    def node(self, op_type: str, inputs: list[str], path: str, **attributes: Any) -> str:
+        """Add one operator; return the name of its output.
+
+        Nodes and values are named after the module path, as PyTorch does: the Gemm of
+        layer ``"2"`` is node ``/2/Gemm``, and its output ``/2/Gemm_output_0``.
+        """
+        prefix = "/" + path.replace(".", "/") + "/" if path else "/"
+        name = f"{prefix}{op_type}"
+        k = 1
+        while name in self._used_names:
+            name, k = f"{prefix}{op_type}_{k}", k + 1
+        self._used_names.add(name)
+        output = f"{name}_output_0"
+        self.nodes.append(self.onnx.helper.make_node(op_type, inputs, [output], name=name,
+                                                     **attributes))
+        return output
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks and helpers
+
+
+def _import_onnx() -> Any:
+    try:
+        import onnx
+        import onnx.checker
+        import onnx.numpy_helper
+        import onnx.shape_inference
+    except ImportError as exc:
+        raise ImportError(f"minigrad.onnx.export needs the optional 'onnx' package, which is "
+                          f"not installed; install the onnx extra: {INSTALL_HINT} (it brings "
+                          f"onnx and onnxruntime)") from exc
+    return onnx
+
+
+def _layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The layers ``model`` applies, in order, with their paths (``"1.0"``); Sequentials opened.
+
+    Raises TypeError for a module without a translation, naming its path and type.
+    """
+    found: list[tuple[str, nn.Module]] = []
+
+    def visit(path: str, module: nn.Module) -> None:
+        if isinstance(module, nn.Sequential) and type(module).forward is nn.Sequential.forward:
+            for i, layer in enumerate(module):
+                visit(f"{path}.{i}" if path else str(i), layer)
+        else:
+            _registered_type(module, path)  # raises if there is no translation
+            found.append((path, module))
+
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"export: expected a minigrad nn.Module; got {type(model).__name__}")
+    visit("", model)
+    return found
+
+
+def _registered_type(module: nn.Module, path: str = "") -> type:
+    """The supported class ``module`` is (or subclasses without changing ``forward``)."""
+    where = f"module {path!r}" if path else "the model itself"
+    supported = ", ".join(SUPPORTED_MODULES)
+    for cls in type(module).__mro__:
+        if cls in _TRANSLATIONS:
+            if type(module).forward is not cls.forward:
+                raise TypeError(
+                    f"export: no ONNX translation for {where} ({type(module).__name__}): it "
+                    f"subclasses {cls.__name__} but has its own forward(), which export cannot "
+                    f"read; supported: {supported}")
+            return cls
+    if isinstance(module, nn.Sequential):
+        why = "a Sequential with its own forward()"
+    else:
+        why = "write the model as an nn.Sequential of supported layers"
+    raise TypeError(f"export: no ONNX translation for {where} ({type(module).__name__}); "
+                    f"supported: {supported} ({why})")
+
+
+def _check_arguments(model: Any, input_name: Any, output_name: Any, opset: Any,
+                     onnx: Any) -> None:
+    for label, name in (("input_name", input_name), ("output_name", output_name)):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"export: {label} must be a non-empty string; got {name!r}")
+    if input_name == output_name:
+        raise ValueError(f"export: input_name and output_name must differ; both are "
+                         f"{input_name!r}")
+    newest = onnx.defs.onnx_opset_version()
+    if not isinstance(opset, int) or isinstance(opset, bool) or not MIN_OPSET <= opset <= newest:
+        raise ValueError(f"export: opset must be an int from {MIN_OPSET} to {newest} (the "
+                         f"newest this onnx package knows); got {opset!r}")
+
+
+def _elem_type(t: Tensor, what: str, onnx: Any) -> int:
+    """The ONNX element type of a float32 or float64 tensor."""
+    types = {"float32": onnx.TensorProto.FLOAT, "float64": onnx.TensorProto.DOUBLE}
+    dtype = _dtype_name(t)
+    if dtype not in types:
+        raise TypeError(f"export: {what} must be float32 or float64; got dtype {dtype}")
+    return types[dtype]
+
+
+def _dtype_name(t: Tensor) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]  # "float32" (also from array-api-strict's repr)
+
+
+def _check_dtypes(model: nn.Module, x: Tensor) -> None:
+    """Every parameter must have the input's dtype: an ONNX operator takes one element type."""
+    for name, p in model.named_parameters():
+        if _dtype_name(p) != _dtype_name(x):
+            raise TypeError(
+                f"export: the example input has dtype {_dtype_name(x)} but parameter {name!r} "
+                f"has dtype {_dtype_name(p)}; an ONNX graph has one float type. Pass an input "
+                f"of the model's dtype, or convert the model: model.to(dtype="
+                f"{_dtype_name(x)!r})")
+
+
+def _check_same_as_model(model: nn.Module, x: Tensor, y: Tensor) -> None:
+    """The layers applied one by one must give what ``model(x)`` gives."""
+    expected = model(x)
+    same = isinstance(expected, Tensor) and expected.shape == y.shape
+    if same:
+        a, b, xp = expected.data, y.data, y._xp
+        same = bool(xp.all((a == b) | ((a != a) & (b != b))))  # NaN where NaN counts as equal
+    if not same:
+        raise RuntimeError(
+            f"export: applying the layers of {type(model).__name__} one after another does "
+            "not give what model(example_input) gives; export translates the layers, so the "
+            "model's forward() must do nothing but apply them in order")
+
+
+def _axis(axis: int, ndim: int) -> int:
+    return axis % ndim if ndim else 0
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
+
+
+def _graph_name(model: nn.Module) -> str:
+    return f"minigrad_{type(model).__name__}"
+
+
+def _version() -> str:
+    import minigrad
+
+    return minigrad.__version__
