@@ -61,7 +61,7 @@ BATCH = "batch"  # the name of the batch dimension when dynamic_batch=True
 
 def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[bytes],
            input_name: str = "input", output_name: str = "output", opset: int = 17,
-           dynamic_batch: bool = True) -> "onnx.ModelProto":
+           dynamic_batch: bool = True) -> onnx.ModelProto:
     """Write ``model`` to ``path`` as an ONNX model (modelled on ``torch.onnx.export``).
 
     Parameters

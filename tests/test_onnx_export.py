@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import pathlib
+import re
 import subprocess
 import sys
 
@@ -86,7 +88,7 @@ def assert_matches(got: np.ndarray, expected: np.ndarray, dtype: str,
     np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * scale)
 
 
-def check_file(path) -> "onnx.ModelProto":
+def check_file(path) -> onnx.ModelProto:
     """The written file passes the full ONNX checker (with strict shape inference)."""
     onnx.checker.check_model(str(path), full_check=True)
     return onnx.load(str(path))
@@ -396,3 +398,42 @@ def test_importing_minigrad_does_not_import_onnx():
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "False"]
+
+
+# ---------------------------------------------------------------------------------------------
+# examples/export_onnx.py
+
+
+def load_example():
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "export_onnx.py"
+    spec = importlib.util.spec_from_file_location("export_onnx_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@needs_onnx
+def test_example_trains_exports_and_verifies(tmp_path, capsys):
+    example = load_example()
+    out = tmp_path / "moons.onnx"
+    difference = example.main(["--out", str(out), "--epochs", "3"])
+    printed = capsys.readouterr().out
+    assert "trained 3 epochs" in printed and f"exported to {out}" in printed
+    reported = float(re.search(r"^max difference onnxruntime vs minigrad over 1000 points: "
+                               r"(\S+)$", printed, re.M).group(1))
+    assert reported == pytest.approx(difference, rel=1e-2, abs=1e-12) and difference < 1e-4
+    check_file(out)
+
+
+@needs_onnx
+def test_example_exports_a_saved_state_dict(tmp_path, capsys):
+    example = load_example()
+    trained = example.build_model([8], seed=3, dtype="float64")  # as train_moons.py saves
+    mg.save(trained.state_dict(), tmp_path / "moons.npz")
+    out = tmp_path / "loaded.onnx"
+    example.main(["--load", str(tmp_path / "moons.npz"), "--hidden", "8", "--out", str(out)])
+    assert f"loaded {tmp_path / 'moons.npz'}" in capsys.readouterr().out
+    stored = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(str(out)).graph.initializer}
+    for name, array in trained.state_dict().items():
+        assert stored[name].dtype == np.float32  # --dtype float32 by default
+        np.testing.assert_array_equal(stored[name], array.astype(np.float32))
