@@ -44,7 +44,8 @@ does, when called.
 from __future__ import annotations
 
 import os
-from typing import IO, TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any
 
 from minigrad import backend, nn
 from minigrad.tensor import Tensor, no_grad
@@ -52,7 +53,7 @@ from minigrad.tensor import Tensor, no_grad
 if TYPE_CHECKING:  # the real import happens inside export(): onnx is an optional extra
     import onnx
 
-__all__ = ["export", "SUPPORTED_MODULES"]
+__all__ = ["SUPPORTED_MODULES", "export"]
 
 INSTALL_HINT = 'pip install "minigrad-course[onnx]"'
 MIN_OPSET = 11  # Gemm with an optional bias (C) needs opset 11
@@ -412,7 +413,7 @@ def _check_same_as_model(model: nn.Module, x: Tensor, y: Tensor) -> None:
     same = isinstance(expected, Tensor) and expected.shape == y.shape
     if same:
         a, b, xp = expected.data, y.data, y._xp
-        same = bool(xp.all((a == b) | ((a != a) & (b != b))))  # NaN where NaN counts as equal
+        same = bool(xp.all((a == b) | (xp.isnan(a) & xp.isnan(b))))  # NaN = NaN here
     if not same:
         raise RuntimeError(
             f"export: applying the layers of {type(model).__name__} one after another does "
