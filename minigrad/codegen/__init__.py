@@ -1,0 +1,37 @@
+"""Compile a network's training step to plain C, with one static buffer, for on-device training.
+
+A microcontroller has no Python and often no heap; it has a C compiler and a few kilobytes of
+RAM. :func:`compile_training_step` turns a minigrad model into one C99 file that trains it
+there: the forward pass, the loss, the backward pass and the SGD update, written out as loops,
+with every number the network needs in ONE static array whose layout is fixed when the code
+is generated. The backward loops are the engine's own VJP formulas, so the C program and
+minigrad, started from the same weights and fed the same batches, take the same steps.
+
+>>> from minigrad import nn
+>>> from minigrad.codegen import compile_training_step
+>>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
+>>> program = compile_training_step(model, loss="cross_entropy", batch_size=32, lr=0.1)
+>>> program.buffer_size.bytes
+13728
+>>> c_path, h_path = program.write("build")          # doctest: +SKIP
+
+Then ``cc -std=c99 -O2 -c build/net.c`` and call ``net_init()`` and ``net_train_step(x, y,
+n)`` from the device's code, or build the demo trainer with ``-DMINIGRAD_MAIN``. To check a
+program from Python, :func:`load` compiles it into a shared library and wraps it with ctypes.
+
+Modules: :mod:`~minigrad.codegen.program` (the API and the file's assembly),
+:mod:`~minigrad.codegen.layout` (the buffer's memory map), :mod:`~minigrad.codegen.layers`
+and :mod:`~minigrad.codegen.losses` (the C of each layer and loss),
+:mod:`~minigrad.codegen.harness` (the optional ``main()``), :mod:`~minigrad.codegen.native`
+(compiling and loading from Python).
+"""
+from .layout import Region
+from .native import (STRICT_FLAGS, CompileError, NativeProgram, build_command,
+                     compile_executable, find_c_compiler, load)
+from .program import BufferSize, CProgram, UnsupportedModuleError, compile_training_step
+
+__all__ = [
+    "compile_training_step", "CProgram", "BufferSize", "Region", "UnsupportedModuleError",
+    "load", "NativeProgram", "compile_executable", "build_command", "find_c_compiler",
+    "CompileError", "STRICT_FLAGS",
+]

@@ -1,0 +1,703 @@
+"""Compile a network's training step to one self-contained C99 file with one static buffer.
+
+:func:`compile_training_step` walks a model (a ``Sequential`` of ``Linear`` layers and
+activations, nested or not), decides where every array lives in one buffer
+(:mod:`minigrad.codegen.layout`), and writes the C of each step in order:
+
+1. the forward pass, layer by layer (:mod:`minigrad.codegen.layers`);
+2. the loss and the gradient of the output, fused (:mod:`minigrad.codegen.losses`);
+3. the backward pass, the layers in reverse, each its VJP as loops;
+4. the SGD update of every parameter (with momentum and weight decay if asked).
+
+The result, a :class:`CProgram`, holds the ``.c`` and ``.h`` text. The C needs only
+``<math.h>`` and ``<string.h>`` (and ``<stdio.h>`` for the optional ``main()``); no heap, no
+threads, no files: it runs on a microcontroller as well as on a PC.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import backend, nn
+from .cfloat import CFloat, c_float
+from .harness import harness
+from .layers import ELEMENTWISE, CElementwise, CLayer, CLinear
+from .layout import BufferLayout, Region
+from .losses import LOSSES, CLoss
+
+__all__ = ["compile_training_step", "CProgram", "BufferSize", "UnsupportedModuleError"]
+
+SUPPORTED = "Linear, ReLU, LeakyReLU, Sigmoid and Tanh, in a Sequential (nested or not)"
+
+_C_KEYWORDS = set("""auto break case char const continue default do double else enum extern
+float for goto if inline int long register restrict return short signed sizeof static struct
+switch typedef union unsigned void volatile while main""".split())
+
+
+class UnsupportedModuleError(TypeError):
+    """The model holds a module the C generator cannot write (its message names it and where)."""
+
+
+class BufferSize(NamedTuple):
+    """The size of the program's one static buffer, in elements and in bytes."""
+
+    elements: int
+    bytes: int
+
+
+@dataclass
+class CProgram:
+    """A network's training step as C source: what :func:`compile_training_step` returns.
+
+    Attributes
+    ----------
+    name : str
+        The prefix of every public C name (``net_init``, ``net_train_step``, ``NET_BATCH``).
+    source : str
+        The ``<name>.c`` file: the buffer, the initial parameters and all functions.
+    header : str
+        The ``<name>.h`` file: sizes, parameter offsets and the function prototypes.
+    layout : dict[str, Region]
+        Every array in the buffer: name -> ``Region(offset, shape)``, in memory order. The
+        parameters keep their names from ``model.named_parameters()`` (``"0.weight"``); the
+        other arrays are ``"grad/<param>"``, ``"momentum/<param>"``, ``"act/<layer path>"``
+        (a layer's output) and ``"delta/a"``, ``"delta/b"`` (gradients flowing back).
+    buffer_size : BufferSize
+        ``(elements, bytes)`` of the buffer: all the memory the network needs.
+    dtype : str
+        ``"float64"`` (C ``double``) or ``"float32"`` (C ``float``).
+    batch_size : int
+        The most rows one call takes (``<NAME>_BATCH``); any batch from 1 to it works.
+    n_in, n_out : int
+        Features of an input row and outputs of a row.
+    loss : str
+        ``"cross_entropy"`` or ``"mse"``.
+    param_names : list[str]
+        The parameters in buffer order (the order of ``model.named_parameters()``).
+    notes : dict[str, str]
+        What each array of the layout is for.
+    """
+
+    name: str
+    source: str
+    header: str
+    layout: dict[str, Region]
+    buffer_size: BufferSize
+    dtype: str
+    batch_size: int
+    n_in: int
+    n_out: int
+    loss: str
+    param_names: list[str]
+    notes: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def c_type(self) -> str:
+        """``"double"`` or ``"float"``."""
+        return c_float(self.dtype).name
+
+    @property
+    def n_params(self) -> int:
+        """Numbers in all parameters together."""
+        return sum(self.layout[p].size for p in self.param_names)
+
+    def memory_map(self) -> str:
+        """The layout as a table: offset, size, shape, name and purpose of every array."""
+        table = BufferLayout()
+        for name, region in self.layout.items():
+            table.add(name, region.shape, self.notes.get(name, ""))
+        return "\n".join(table.table())
+
+    def write(self, directory: str | Path) -> tuple[Path, Path]:
+        """Write ``<name>.c`` and ``<name>.h`` into ``directory`` (made if missing).
+
+        Returns
+        -------
+        (Path, Path)
+            The paths of the source and the header.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        c_path, h_path = directory / f"{self.name}.c", directory / f"{self.name}.h"
+        c_path.write_text(self.source)
+        h_path.write_text(self.header)
+        return c_path, h_path
+
+    def __repr__(self) -> str:
+        return (f"CProgram(name={self.name!r}, dtype={self.dtype!r}, loss={self.loss!r}, "
+                f"batch_size={self.batch_size}, n_in={self.n_in}, n_out={self.n_out}, "
+                f"buffer_size={self.buffer_size})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the model
+
+
+def _layers_of(module: nn.Module, path: str) -> list[tuple[str, nn.Module]]:
+    """The model's layers in the order they run, with their paths, Sequentials opened."""
+    if isinstance(module, nn.Sequential) and type(module).forward is nn.Sequential.forward:
+        found: list[tuple[str, nn.Module]] = []
+        for i, child in enumerate(module):
+            found += _layers_of(child, f"{path}.{i}" if path else str(i))
+        return found
+    kind = type(module).__name__
+    where = f"at '{path}' (model.{path})" if path else "(the model itself)"
+    for base in (nn.Linear, nn.ReLU, nn.LeakyReLU, nn.Sigmoid, nn.Tanh, nn.Sequential):
+        if isinstance(module, base):
+            if type(module).forward is not base.forward:
+                raise UnsupportedModuleError(
+                    f"codegen: cannot compile the {kind} {where}: it is a subclass of "
+                    f"{base.__name__} with its own forward(), which the C generator cannot "
+                    f"read. It supports {SUPPORTED}.")
+            return [(path, module)]
+    raise UnsupportedModuleError(
+        f"codegen: cannot compile the {kind} {where}. The C generator supports {SUPPORTED}; "
+        f"remove the {kind} or replace it with one of those.")
+
+
+def _c_ident(text: str) -> str:
+    """A C identifier from a name: ``"1.0.weight"`` -> ``"1_0_WEIGHT"`` (uppercase)."""
+    return re.sub(r"[^0-9A-Za-z]", "_", text).upper()
+
+
+def _fmt_shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+@dataclass
+class _Plan:
+    """Everything decided about the program before any C is written."""
+
+    t: CFloat
+    layers: list[CLayer]
+    loss: CLoss
+    layout: BufferLayout
+    macros: dict[str, str]          # region name -> C macro naming it
+    params: list[tuple[str, np.ndarray]]
+    n_in: int
+    momentum: float
+    weight_decay: float
+    deltas: tuple[str, ...]
+
+
+def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
+          weight_decay: float, t: CFloat) -> _Plan:
+    found = _layers_of(model, "")
+    if not any(isinstance(m, nn.Linear) for _, m in found):
+        raise ValueError("codegen: the model has no Linear layer, so nothing to train; "
+                         f"expected {SUPPORTED}")
+    seen: dict[int, str] = {}
+    for path, module in found:
+        if id(module) in seen:
+            raise UnsupportedModuleError(
+                f"codegen: the same {type(module).__name__} object is used twice, at "
+                f"'{seen[id(module)]}' and at '{path}'; shared layers are not supported "
+                "(build a separate layer for each place)")
+        seen[id(module)] = path
+
+    # Parameters: their names and order are the model's own.
+    named = list(model.named_parameters())
+    name_of = {id(p): name for name, p in named}
+    owned = set()
+    for _, module in found:
+        if isinstance(module, nn.Linear):
+            owned.add(id(module.weight))
+            if module.bias is not None:
+                owned.add(id(module.bias))
+    stray = [name for name, p in named if id(p) not in owned]
+    if stray:
+        raise UnsupportedModuleError(
+            f"codegen: parameters {stray} belong to no layer that runs in forward(), so the "
+            "C program could not train them; expected only the parameters of the layers")
+
+    layout, macros = BufferLayout(), {}
+
+    def add(name: str, macro: str, shape: tuple[int, ...], note: str) -> str:
+        if macro in macros.values():
+            raise ValueError(f"codegen: two arrays would share the C name {macro}; rename "
+                             f"the modules so that their paths differ in more than "
+                             "punctuation")
+        layout.add(name, shape, note)
+        macros[name] = macro
+        return macro
+
+    params = [(name, backend.to_numpy(p.data)) for name, p in named]
+    for name, value in params:
+        add(name, "PARAM_" + _c_ident(name), value.shape, "parameter")
+    for name, value in params:
+        add(f"grad/{name}", "GRAD_" + _c_ident(name), value.shape, f"gradient of {name}")
+    if momentum:
+        for name, value in params:
+            add(f"momentum/{name}", "MOMENTUM_" + _c_ident(name), value.shape,
+                f"momentum of {name}")
+
+    # Layers: check the sizes fit from one to the next, and give each output a region.
+    first = next(m for _, m in found if isinstance(m, nn.Linear))
+    n_in = width = first.in_features
+    layers: list[CLayer] = []
+    for path, module in found:
+        title = repr(module)
+        kind = type(module).__name__
+        if isinstance(module, nn.Linear):
+            if module.in_features != width:
+                raise ValueError(
+                    f"codegen: the Linear at '{path}' takes {module.in_features} features, "
+                    f"but the layer before it gives {width}")
+            w, b = name_of[id(module.weight)], (
+                name_of[id(module.bias)] if module.bias is not None else None)
+            layer: CLayer = CLinear(
+                path, title, width, module.out_features, weight=macros[w],
+                bias=macros[b] if b else None, grad_weight=macros[f"grad/{w}"],
+                grad_bias=macros[f"grad/{b}"] if b else None)
+            width = module.out_features
+        else:
+            slope = float(module.negative_slope) if isinstance(module, nn.LeakyReLU) else 0.0
+            layer = CElementwise(path, title, width, width, kind=kind, slope=slope)
+        label = path or "output"
+        layer.output = add(f"act/{label}", "ACT_" + _c_ident(label), (batch_size, width),
+                           f"output of {kind} '{label}'")
+        layers.append(layer)
+
+    # Gradients flowing back: two arrays take turns (a Linear reads one, writes the other;
+    # an activation works in place), as wide as the widest layer output that needs one.
+    last_param = max(i for i, layer in enumerate(layers) if layer.has_params)
+    first_param = min(i for i, layer in enumerate(layers) if layer.has_params)
+    widest = max(layer.n_out for layer in layers[first_param:])
+    deltas = ("DELTA_A",)
+    add("delta/a", "DELTA_A", (batch_size, widest), "gradient flowing back (1 of 2)")
+    if any(layer.has_params for layer in layers[first_param + 1:last_param + 1]):
+        add("delta/b", "DELTA_B", (batch_size, widest), "gradient flowing back (2 of 2)")
+        deltas += ("DELTA_B",)
+    if layout.size >= 2 ** 31:
+        raise ValueError(f"codegen: the buffer would need {layout.size} elements, more than "
+                         "a C int can index; use a smaller model or batch")
+    return _Plan(t, layers, CLoss(loss, width), layout, macros, params, n_in, momentum,
+                 weight_decay, deltas)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the C
+
+
+def _indent(lines: list[str], level: int = 1) -> list[str]:
+    pad = "    " * level
+    return [pad + line if line else line for line in lines]
+
+
+def _function(signature: str, body: list[str], comment: str = "") -> list[str]:
+    """A C function definition, with a comment line above it."""
+    head = [f"/* {comment} */"] if comment else []
+    return head + [signature, "{"] + _indent(body) + ["}", ""]
+
+
+def _uses(name: str, lines: list[str]) -> bool:
+    """Whether C ``lines`` use the identifier ``name`` outside comments."""
+    code = re.sub(r"/\*.*?\*/", "", "\n".join(lines), flags=re.S)
+    return re.search(rf"\b{name}\b", code) is not None
+
+
+def _values(values: np.ndarray, t: CFloat) -> list[str]:
+    """Numbers as C literals, as many to a line as fit in 92 characters, each followed by a
+    comma."""
+    return _pack([t.literal(v) for v in np.asarray(values).ravel()])
+
+
+def _pack(items: list[str], width: int = 92) -> list[str]:
+    lines, line = [], ""
+    for item in items:
+        if line and len(line) + len(item) + 2 > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += item + ", "
+    return lines + [line.rstrip()] if line else lines
+
+
+def _forward_pass(plan: _Plan) -> list[str]:
+    body: list[str] = []
+    x = "x"
+    for layer in plan.layers:
+        body += layer.forward(plan.t, x) + [""]
+        x = layer.output
+    return body[:-1]
+
+
+def _backward_pass(plan: _Plan) -> list[str]:
+    """The layers in reverse, from the loss's gradient (in DELTA_A) back to the first layer
+    with parameters: nothing before it needs a gradient."""
+    first_param = min(i for i, layer in enumerate(plan.layers) if layer.has_params)
+    inputs = ["x"] + [layer.output for layer in plan.layers[:-1]]
+    g, other = "DELTA_A", "DELTA_B"
+    body: list[str] = []
+    for i in range(len(plan.layers) - 1, first_param - 1, -1):
+        layer = plan.layers[i]
+        if isinstance(layer, CLinear):
+            dx = other if i > first_param else None  # the input's gradient, if anyone needs it
+            body += layer.backward(plan.t, inputs[i], g, dx) + [""]
+            if dx is not None:
+                g, other = other, g
+        else:
+            body += layer.backward(plan.t, inputs[i], g, g) + [""]
+    body = body[:-1]
+    if not _uses("x", body):
+        body = ["(void)x;  /* the input is not needed: the first layer is an activation */",
+                ""] + body
+    return body
+
+
+def _sgd_update(plan: _Plan, n_params: int) -> list[str]:
+    T = plan.t.name  # noqa: N806
+    lines = []
+    if plan.momentum:
+        rule = "v = momentum * v + g;  p -= lr * v"
+        if plan.weight_decay:
+            rule = "g += weight_decay * p;  " + rule
+        lines += [
+            f"/* SGD with momentum, for all {n_params} parameters at once:",
+            f" *   {rule}",
+            " * The momentum v starts at 0 (net_init), so the first step is v = g, as in",
+            " * minigrad.optim.SGD and PyTorch. */",
+            "for (long j = 0; j < N_PARAMS; ++j) {",
+            f"    const {T} g = GRADS[j]"
+            + (" + WEIGHT_DECAY * PARAMS[j];" if plan.weight_decay else ";"),
+            "    MOMENTUM[j] = MOMENTUM_FACTOR * MOMENTUM[j] + g;",
+            "    PARAMS[j] -= LR * MOMENTUM[j];",
+            "}",
+        ]
+    else:
+        rule = "p -= lr * (g + weight_decay * p)" if plan.weight_decay else "p -= lr * g"
+        lines += [
+            f"/* SGD, for all {n_params} parameters at once:  {rule} */",
+            "for (long j = 0; j < N_PARAMS; ++j)",
+            "    PARAMS[j] -= LR * "
+            + ("(GRADS[j] + WEIGHT_DECAY * PARAMS[j]);" if plan.weight_decay else "GRADS[j];"),
+        ]
+    return lines
+
+
+def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batch_size: int,
+                          lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
+                          dtype: str | None = None, name: str = "net",
+                          train_data: tuple[Any, Any] | None = None,
+                          epochs: int = 100) -> CProgram:
+    """Write a network's whole training step as one self-contained C99 file.
+
+    The C file holds ONE static array, ``buf``, with every parameter, gradient, momentum,
+    activation and scratch array at an offset fixed now; it never allocates memory. It
+    defines, with ``T`` the C type (``double`` or ``float``)::
+
+        void <name>_init(void);                        /* the model's current parameters */
+        int  <name>_forward(const T *x, T *out, int n);
+        T    <name>_train_step(const T *x, const int *y, int n);    /* cross_entropy */
+        T    <name>_train_step(const T *x, const T *target, int n); /* mse */
+        void <name>_get_params(T *dst);
+        void <name>_set_params(const T *src);
+        T   *<name>_buffer(void);                      /* the whole buffer; see .layout */
+
+    ``x`` holds ``n`` rows (1 <= n <= batch_size) of ``n_in`` features, row after row. A
+    training step is the forward pass, the loss, the backward pass and one SGD update, with
+    the same formulas as minigrad's engine and ``minigrad.optim.SGD``: the C program and the
+    engine, from the same start and on the same batches, take the same steps (to rounding).
+    ``<name>_train_step`` returns the batch's loss (before the update), or NaN if ``n`` or a
+    label is out of range (then nothing changes); ``<name>_forward`` returns 0, or -1 for a
+    bad ``n``. Call ``<name>_init()`` once before anything else.
+
+    With ``-DMINIGRAD_MAIN`` the file also has a ``main()`` that trains on ``train_data``
+    (compiled in) or, without it, on rows read from standard input, and prints the loss of
+    every epoch.
+
+    Parameters
+    ----------
+    model : nn.Module
+        A ``Sequential`` (nested ones too) of ``Linear``, ``ReLU``, ``LeakyReLU``,
+        ``Sigmoid`` and ``Tanh``; or one of those alone. Its current parameters become the
+        initial values.
+    loss : {"cross_entropy", "mse"}
+        Softmax cross-entropy on the outputs as logits, against integer labels (fused and
+        stable, as ``functional.cross_entropy``), or the mean squared error against targets
+        shaped like the output.
+    batch_size : int
+        The largest batch a call takes (the buffer is sized for it).
+    lr, momentum, weight_decay : float
+        SGD's settings (``minigrad.optim.SGD``, no dampening or Nesterov). They become
+        macros (``LR``, ...) that ``-D<NAME>_LR=...`` at build time overrides.
+    dtype : {"float64", "float32"}, optional
+        The C type: ``double`` or ``float``. By default the dtype of the model's parameters.
+    name : str
+        Prefix of the C names and of the files (a C identifier).
+    train_data : (X, y), optional
+        The data ``main()`` trains on, compiled in as literals: ``X`` (N, n_in), and ``y``
+        (N,) labels (cross-entropy) or (N, n_out) targets (MSE).
+    epochs : int
+        Epochs ``main()`` trains for (``-D<NAME>_EPOCHS=...`` overrides).
+
+    Returns
+    -------
+    CProgram
+        ``.source``, ``.header``, ``.layout``, ``.buffer_size``; ``.write(dir)`` saves them.
+
+    Raises
+    ------
+    UnsupportedModuleError
+        For a module the generator cannot write, naming it and its path in the model.
+    ValueError
+        For settings out of range and layers whose sizes do not fit together.
+
+    Example
+    -------
+    >>> from minigrad import nn
+    >>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
+    >>> program = compile_training_step(model, batch_size=32, lr=0.1)
+    >>> program.buffer_size
+    BufferSize(elements=1716, bytes=13728)
+    >>> program.layout["2.weight"]
+    Region(offset=48, shape=(2, 16))
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"compile_training_step: expected a minigrad nn.Module; got "
+                        f"{type(model).__name__}")
+    if loss not in LOSSES:
+        raise ValueError(f"compile_training_step: loss must be one of {LOSSES}; got {loss!r}")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"compile_training_step: batch_size must be a positive int; got "
+                         f"{batch_size!r}")
+    for label, value in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay)):
+        if not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"compile_training_step: {label} must be a number >= 0; got "
+                             f"{value!r}")
+    if not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"compile_training_step: epochs must be a positive int; got "
+                         f"{epochs!r}")
+    if (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
+            or name in _C_KEYWORDS or keyword.iskeyword(name)):
+        raise ValueError(f"compile_training_step: name must be a C identifier (letters, "
+                         f"digits, _), not a keyword; got {name!r}")
+    if dtype is None:
+        dtypes = {str(p.data.dtype) for p in model.parameters()}
+        dtype = dtypes.pop() if len(dtypes) == 1 else "float64"
+    t = c_float(dtype)
+    plan = _plan(model, loss, batch_size, float(momentum), float(weight_decay), t)
+    n_out = plan.loss.n_out
+    if loss == "cross_entropy" and n_out < 2:
+        raise ValueError(f"compile_training_step: cross-entropy needs at least 2 outputs "
+                         f"(classes); the model gives {n_out}")
+    data = _check_train_data(train_data, loss, plan.n_in, n_out, t)
+    regions = dict(plan.layout.regions)
+    source = _source(plan, name, batch_size, float(lr), data, epochs, model)
+    header = _header(plan, name, batch_size)
+    return CProgram(name=name, source=source, header=header, layout=regions,
+                    buffer_size=BufferSize(plan.layout.size, plan.layout.size * t.itemsize),
+                    dtype=t.dtype, batch_size=batch_size, n_in=plan.n_in, n_out=n_out,
+                    loss=loss, param_names=[n for n, _ in plan.params],
+                    notes=dict(plan.layout.notes))
+
+
+def _check_train_data(train_data: Any, loss: str, n_in: int, n_out: int,
+                      t: CFloat) -> tuple[np.ndarray, np.ndarray] | None:
+    if train_data is None:
+        return None
+    try:
+        X, y = train_data
+    except (TypeError, ValueError):
+        raise ValueError("compile_training_step: train_data must be a pair (X, y)") from None
+    X = np.asarray(backend.to_numpy(X), dtype=t.dtype)
+    y = np.asarray(backend.to_numpy(y))
+    if X.ndim != 2 or X.shape[1] != n_in or len(X) < 1:
+        raise ValueError(f"compile_training_step: train_data X must have shape (N, {n_in}); "
+                         f"got {X.shape}")
+    if loss == "cross_entropy":
+        if y.shape != (len(X),) or not np.issubdtype(y.dtype, np.integer):
+            raise ValueError(f"compile_training_step: train_data y must be {len(X)} integer "
+                             f"labels, shape ({len(X)},); got shape {y.shape}, dtype {y.dtype}")
+        if y.min() < 0 or y.max() >= n_out:
+            raise ValueError(f"compile_training_step: labels must be in 0..{n_out - 1}; got "
+                             f"{y.min()}..{y.max()}")
+    elif y.shape != (len(X), n_out):
+        raise ValueError(f"compile_training_step: train_data targets must have shape "
+                         f"({len(X)}, {n_out}) for the MSE loss; got {y.shape}")
+    else:
+        y = y.astype(t.dtype)
+    return X, y
+
+
+def _header(plan: _Plan, name: str, batch_size: int) -> str:
+    N, T = name.upper(), plan.t.name  # noqa: N806
+    layout = plan.layout
+    n_params = sum(layout[p].size for p, _ in plan.params)
+    target = plan.loss.target_param(plan.t)
+    param_lines = [f"#define {N}_OFFSET_{_c_ident(p)} {layout[p].offset}  /* {p} "
+                   f"{_fmt_shape(layout[p].shape)} */" for p, _ in plan.params]
+    lines = [
+        f"/* {name}.h: the training step of a network, compiled to C99 by minigrad.codegen.",
+        " *",
+        f" * All the state is one static array of {N}_BUF_SIZE {T} values inside {name}.c;",
+        " * nothing is allocated at run time. Arrays are row-major, one row per sample. */",
+        f"#ifndef {N}_H",
+        f"#define {N}_H",
+        "",
+        f"#define {N}_BATCH {batch_size}  /* the most rows one call takes */",
+        f"#define {N}_IN {plan.n_in}  /* features of one input row */",
+        f"#define {N}_OUT {plan.loss.n_out}  /* outputs of one row"
+        + (" (class scores)" if plan.loss.kind == "cross_entropy" else "") + " */",
+        f"#define {N}_N_PARAMS {n_params}  /* numbers in all parameters, from offset 0 */",
+        f"#define {N}_BUF_SIZE {layout.size}  /* elements of the buffer */",
+        f"#define {N}_BUF_BYTES {layout.size * plan.t.itemsize}  /* its size in bytes */",
+        "",
+        "/* Where each parameter starts in the buffer (see <name>_buffer()). */",
+        *param_lines,
+        "",
+        "/* Set the parameters to the model's values at generation time, all else to 0.",
+        " * Call it once before anything else; again to start training over. */",
+        f"void {name}_init(void);",
+        "",
+        f"/* Predict: x holds n rows of {N}_IN values, out gets n rows of {N}_OUT.",
+        f" * 1 <= n <= {N}_BATCH. Returns 0, or -1 (nothing done) if n is out of range. */",
+        f"int {name}_forward(const {T} *x, {T} *out, int n);",
+        "",
+        "/* One step of training on a batch of n rows: forward, loss, backward, SGD update.",
+        " * Returns the batch's mean loss before the update; NaN (and changes nothing) if n",
+        " * is out of range" + (" or a label is not in 0.." + f"{N}_OUT-1" if
+                                plan.loss.kind == "cross_entropy" else "") + ". */",
+        f"{T} {name}_train_step(const {T} *x, {target}, int n);",
+        "",
+        f"/* Copy all {N}_N_PARAMS parameter values out of / into the buffer, in the order",
+        " * of the model's named_parameters(). */",
+        f"void {name}_get_params({T} *dst);",
+        f"void {name}_set_params(const {T} *src);",
+        "",
+        f"/* The buffer itself, {N}_BUF_SIZE values: parameters, gradients, activations. */",
+        f"{T} *{name}_buffer(void);",
+        "",
+        f"#endif /* {N}_H */",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _source(plan: _Plan, name: str, batch_size: int, lr: float,
+            data: tuple[np.ndarray, np.ndarray] | None, epochs: int, model: nn.Module) -> str:
+    N, t = name.upper(), plan.t  # noqa: N806
+    T = t.name  # noqa: N806
+    layout, macros = plan.layout, plan.macros
+    n_params = sum(layout[p].size for p, _ in plan.params)
+    loss_name = {"cross_entropy": "softmax cross-entropy", "mse": "mean squared error"}
+    sgd = f"SGD, lr {lr:g}" + (f", momentum {plan.momentum:g}" if plan.momentum else "") + (
+        f", weight decay {plan.weight_decay:g}" if plan.weight_decay else "")
+    last = plan.layers[-1].output
+
+    out: list[str] = [
+        f"/* {name}.c: a network's training step in plain C99, written by minigrad.codegen.",
+        " *",
+        " * The network (minigrad):",
+        *[" *   " + line for line in repr(model).splitlines()],
+        f" * Loss: {loss_name[plan.loss.kind]}.  Optimizer: {sgd}.",
+        f" * Batches of 1 to {batch_size} rows of {plan.n_in} features; {T} throughout.",
+        " *",
+        f" * All the numbers live in ONE static array, buf[{layout.size}] ({layout.size} x "
+        f"{t.itemsize} = {layout.size * t.itemsize} bytes),",
+        " * each array at an offset fixed at generation time; nothing is allocated at run",
+        " * time. Arrays are row-major, one row per sample: element [r][j] of an array with",
+        " * f columns is at r * f + j. The memory map:",
+        " *",
+        *[" *   " + line for line in layout.table()],
+        " *",
+        f" * Build:  cc -std=c99 -O2 -c {name}.c",
+        f" * Demo:   cc -std=c99 -O2 -DMINIGRAD_MAIN {name}.c -o {name} -lm && ./{name}",
+        " */",
+        f'#include "{name}.h"',
+        "",
+        "#include <math.h>",
+        "#include <string.h>",
+        "",
+        "/* The optimizer's settings; override them at build time, e.g. -D"
+        f"{N}_LR=0.01. */",
+        f"#ifndef {N}_LR",
+        f"#define {N}_LR {t.literal(lr)}",
+        "#endif",
+        f"#define LR (({T}){N}_LR)",
+    ]
+    if plan.momentum:
+        out += [f"#ifndef {N}_MOMENTUM", f"#define {N}_MOMENTUM {t.literal(plan.momentum)}",
+                "#endif", f"#define MOMENTUM_FACTOR (({T}){N}_MOMENTUM)"]
+    if plan.weight_decay:
+        out += [f"#ifndef {N}_WEIGHT_DECAY",
+                f"#define {N}_WEIGHT_DECAY {t.literal(plan.weight_decay)}", "#endif",
+                f"#define WEIGHT_DECAY (({T}){N}_WEIGHT_DECAY)"]
+    out += [
+        "",
+        f"/* The one buffer: every number of the network. */",
+        f"static {T} buf[{N}_BUF_SIZE];",
+        "",
+        "/* The memory map: each array's place in buf. */",
+    ]
+    width = max(len(m) for m in macros.values())
+    place = max(len(f"(buf + {layout[name].offset})") for name in macros)
+    for region_name, macro in macros.items():
+        r = layout[region_name]
+        out.append(f"#define {macro:<{width}} {f'(buf + {r.offset})':<{place}}  /* "
+                   f"{region_name} {_fmt_shape(r.shape)} */")
+    first_param = plan.params[0][0]
+    out += [
+        "/* The parameters, their gradients" + (" and momenta" if plan.momentum else "")
+        + ", each as one block in the same order: */",
+        f"#define N_PARAMS {N}_N_PARAMS",
+        f"#define PARAMS (buf + {layout[first_param].offset})",
+        f"#define GRADS (buf + {layout['grad/' + first_param].offset})",
+    ]
+    if plan.momentum:
+        out.append(f"#define MOMENTUM (buf + {layout['momentum/' + first_param].offset})")
+    out += ["", "/* The initial parameters: the model's values when this file was written. */",
+            f"static const {T} initial_params[{N}_N_PARAMS] = {{"]
+    for p, value in plan.params:
+        out.append(f"    /* {p} {_fmt_shape(value.shape)} */")
+        out += _indent(_values(value, t))
+    out += ["};", ""]
+
+    out += _function(f"void {name}_init(void)", [
+        f"for (long j = 0; j < {N}_BUF_SIZE; ++j)",
+        f"    buf[j] = {t.literal(0)};",
+        "memcpy(PARAMS, initial_params, sizeof initial_params);",
+    ], "Everything to 0 (gradients, momentum, activations), then the initial parameters.")
+    out += _function(f"static void forward_pass(const {T} *x, int n)", _forward_pass(plan),
+                     f"The forward pass of n rows of x (n, {plan.n_in}); the output ends "
+                     f"in {last}.")
+    out += _function(f"static {T} loss_and_gradient({plan.loss.target_param(t)}, int n)",
+                     plan.loss.body(t, last, "DELTA_A"),
+                     "The loss of the output, and its gradient into DELTA_A.")
+    out += _function(f"static void backward_pass(const {T} *x, int n)", _backward_pass(plan),
+                     "The backward pass: each layer's VJP, last layer first, filling the "
+                     "gradients of the parameters.")
+    out += _function("static void sgd_update(void)", _sgd_update(plan, n_params),
+                     "One step of the optimizer.")
+    out += _function(f"int {name}_forward(const {T} *x, {T} *out, int n)", [
+        f"if (n < 1 || n > {N}_BATCH)",
+        "    return -1;",
+        "forward_pass(x, n);",
+        f"memcpy(out, {last}, sizeof({T}) * (size_t)n * {N}_OUT);",
+        "return 0;",
+    ], "Predict n rows.")
+    checks = [f"if (n < 1 || n > {N}_BATCH)", "    return NAN;"]
+    if plan.loss.kind == "cross_entropy":
+        checks += ["for (int r = 0; r < n; ++r)  /* a bad label would index past the logits */",
+                   f"    if (y[r] < 0 || y[r] >= {N}_OUT)",
+                   "        return NAN;"]
+    tgt = plan.loss.target_arg
+    out += _function(
+        f"{T} {name}_train_step(const {T} *x, {plan.loss.target_param(t)}, int n)", checks + [
+            "forward_pass(x, n);",
+            f"const {T} loss = loss_and_gradient({tgt}, n);",
+            "backward_pass(x, n);",
+            "sgd_update();",
+            "return loss;",
+        ], "One training step on n rows: forward, loss, backward, update.")
+    out += _function(f"void {name}_get_params({T} *dst)",
+                     [f"memcpy(dst, PARAMS, sizeof({T}) * {N}_N_PARAMS);"])
+    out += _function(f"void {name}_set_params(const {T} *src)",
+                     [f"memcpy(PARAMS, src, sizeof({T}) * {N}_N_PARAMS);"])
+    out += _function(f"{T} *{name}_buffer(void)", ["return buf;"])
+    out += harness(plan.loss.kind, name, t, data, epochs)
+    return "\n".join(out)
