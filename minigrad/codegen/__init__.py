@@ -12,7 +12,7 @@ minigrad, started from the same weights and fed the same batches, take the same 
 >>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
 >>> program = compile_training_step(model, loss="cross_entropy", batch_size=32, lr=0.1)
 >>> program.buffer_size.bytes
-13728
+14112
 >>> c_path, h_path = program.write("build")          # doctest: +SKIP
 
 Then ``cc -std=c99 -O2 -c build/net.c`` and call ``net_init()`` and ``net_train_step(x, y,

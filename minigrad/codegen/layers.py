@@ -46,6 +46,8 @@ class CLayer:
         Features of one input row and one output row.
     output : str
         The C name of the array that holds this layer's output (set by the program).
+    in_place : bool
+        Whether the output overwrites the input (an activation right after a Linear).
     """
 
     path: str
@@ -53,6 +55,7 @@ class CLayer:
     n_in: int
     n_out: int
     output: str = ""
+    in_place: bool = False
     has_params: bool = field(default=False, init=False)
 
     @property
@@ -170,7 +173,8 @@ class CElementwise(CLayer):
         size, y = self.n_out, self.output
         return [
             f"/* {self.label}",
-            f" *   {y} (n, {size}) = {rule.forward_math}, elementwise */",
+            f" *   {y} (n, {size}) = {rule.forward_math}, elementwise"
+            + (", in place */" if self.in_place else " */"),
             f"for (int j = 0; j < n * {size}; ++j)",
             f"    {y}[j] = {self._c(t, rule.forward_c, x, '')};",
         ]
@@ -198,6 +202,11 @@ class Rule:
     forward_c: str
     backward_math: str
     backward_c: str
+
+    @property
+    def needs_input(self) -> bool:
+        """Whether the backward rule reads the input ``x`` (else only ``y`` and ``g``)."""
+        return "{x}" in self.backward_c
 
 
 # The backward rules are the engine's VJPs (Tensor.relu, .leaky_relu, .sigmoid, .tanh in

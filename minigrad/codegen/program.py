@@ -259,8 +259,18 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
             slope = float(module.negative_slope) if isinstance(module, nn.LeakyReLU) else 0.0
             layer = CElementwise(path, title, width, width, kind=kind, slope=slope)
         label = path or "output"
-        layer.output = add(f"act/{label}", "ACT_" + _c_ident(label), (batch_size, width),
-                           f"output of {kind} '{label}'")
+        before = layers[-1] if layers else None
+        if (isinstance(layer, CElementwise) and isinstance(before, CLinear)
+                and not ELEMENTWISE[kind].needs_input):
+            # Nothing needs a Linear's output but the activation after it (the Linear's
+            # backward needs its input), and this activation's backward needs only its own
+            # output: so it overwrites the Linear's output, and saves an array.
+            layer.output, layer.in_place = before.output, True
+            act = next(name for name, macro in macros.items() if macro == before.output)
+            layout.notes[act] += f", then of {kind} '{label}' (in place)"
+        else:
+            layer.output = add(f"act/{label}", "ACT_" + _c_ident(label), (batch_size, width),
+                               f"output of {kind} '{label}'")
         layers.append(layer)
 
     # Gradients flowing back: two arrays take turns (a Linear reads one, writes the other;
@@ -349,7 +359,7 @@ def _backward_pass(plan: _Plan) -> list[str]:
     return body
 
 
-def _sgd_update(plan: _Plan, n_params: int) -> list[str]:
+def _sgd_update(plan: _Plan, n_params: int, name: str) -> list[str]:
     T = plan.t.name  # noqa: N806
     lines = []
     if plan.momentum:
@@ -359,7 +369,7 @@ def _sgd_update(plan: _Plan, n_params: int) -> list[str]:
         lines += [
             f"/* SGD with momentum, for all {n_params} parameters at once:",
             f" *   {rule}",
-            " * The momentum v starts at 0 (net_init), so the first step is v = g, as in",
+            f" * The momentum v starts at 0 ({name}_init), so the first step is v = g, as in",
             " * minigrad.optim.SGD and PyTorch. */",
             "for (long j = 0; j < N_PARAMS; ++j) {",
             f"    const {T} g = GRADS[j]"
@@ -453,7 +463,7 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
     >>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
     >>> program = compile_training_step(model, batch_size=32, lr=0.1)
     >>> program.buffer_size
-    BufferSize(elements=1716, bytes=13728)
+    BufferSize(elements=1764, bytes=14112)
     >>> program.layout["2.weight"]
     Region(offset=48, shape=(2, 16))
     """
@@ -671,7 +681,7 @@ def _source(plan: _Plan, name: str, batch_size: int, lr: float,
     out += _function(f"static void backward_pass(const {T} *x, int n)", _backward_pass(plan),
                      "The backward pass: each layer's VJP, last layer first, filling the "
                      "gradients of the parameters.")
-    out += _function("static void sgd_update(void)", _sgd_update(plan, n_params),
+    out += _function("static void sgd_update(void)", _sgd_update(plan, n_params, name),
                      "One step of the optimizer.")
     out += _function(f"int {name}_forward(const {T} *x, {T} *out, int n)", [
         f"if (n < 1 || n > {N}_BATCH)",

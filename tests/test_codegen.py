@@ -1,0 +1,363 @@
+"""minigrad.codegen: the generated C compiles cleanly and trains exactly as the engine does.
+
+Each program is built with the system C compiler into a shared library in tmp_path and called
+through ctypes (``codegen.load``); the same model is trained by the engine (nn + optim.SGD)
+from the same weights on the same minibatches, and the two are compared after every step.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import codegen, nn, optim
+from minigrad.codegen import (STRICT_FLAGS, UnsupportedModuleError, compile_executable,
+                              compile_training_step, load)
+from minigrad.data import batches, moons
+
+CC = codegen.find_c_compiler()
+needs_cc = pytest.mark.skipif(
+    CC is None, reason="no C compiler found ($CC, cc, gcc or clang): install gcc to build "
+    "and run the generated C")
+
+# Largest relative difference allowed between the C program and the engine (per parameter
+# array: max |c - engine| / max |engine|). float64 agrees to rounding (~1e-15 measured);
+# float32 sums in another order than BLAS (~5e-7 measured after 50 steps).
+TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "export_c.py"
+
+
+def moons_net(dtype: str = "float64", seed: int = 0) -> nn.Sequential:
+    """2-16-16-2 with a nested Sequential and two kinds of activation."""
+    rng = np.random.default_rng(seed)
+    return nn.Sequential(nn.Linear(2, 16, rng=rng, dtype=dtype), nn.ReLU(),
+                         nn.Sequential(nn.Linear(16, 16, rng=rng, dtype=dtype), nn.Tanh()),
+                         nn.Linear(16, 2, rng=rng, dtype=dtype))
+
+
+def every_layer_net(dtype: str = "float64", seed: int = 1) -> nn.Sequential:
+    """Every supported layer: activations first and last, a LeakyReLU right after a Linear
+    (not computed in place), two activations in a row, a Linear without bias."""
+    rng = np.random.default_rng(seed)
+    return nn.Sequential(
+        nn.Tanh(),
+        nn.Linear(2, 8, rng=rng, dtype=dtype), nn.LeakyReLU(0.2),
+        nn.Sequential(nn.Linear(8, 8, bias=False, rng=rng, dtype=dtype), nn.Sigmoid(),
+                      nn.ReLU()),
+        nn.Linear(8, 3, rng=rng, dtype=dtype), nn.Tanh())
+
+
+def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
+    return float(np.abs(got - expected).max() / max(np.abs(expected).max(), 1e-30))
+
+
+def train_side_by_side(model: nn.Module, net: codegen.NativeProgram, loss: str,
+                       momentum: float, weight_decay: float, dtype: str, steps: int = 50,
+                       batch_size: int = 32) -> dict[str, float]:
+    """Train the engine and the C program on one moons minibatch stream; the worst errors."""
+    X, y = moons(200, noise=0.1, seed=0, dtype=dtype)
+    n_out = net.program.n_out
+    optimizer = optim.SGD(model.parameters(), lr=0.1, momentum=momentum,
+                          weight_decay=weight_decay)
+    rng = np.random.default_rng(1)
+    worst = {"loss": 0.0, "param": 0.0, "grad": 0.0}
+    step = 0
+    while step < steps:  # 200 rows in batches of 32: six full batches and one of 8 per epoch
+        for Xb, yb in batches(X, y, batch_size=batch_size, seed=rng):
+            if loss == "cross_entropy":
+                target = yb
+                engine_loss = nn.CrossEntropyLoss()(model(mg.tensor(Xb)), yb)
+            else:
+                target = np.eye(n_out, dtype=dtype)[yb]
+                engine_loss = nn.MSELoss()(model(mg.tensor(Xb)), target)
+            optimizer.zero_grad()
+            engine_loss.backward()
+            optimizer.step()
+            c_loss = net.train_step(Xb, target)
+
+            worst["loss"] = max(worst["loss"], abs(c_loss - engine_loss.item())
+                                / abs(engine_loss.item()))
+            c_params, c_grads = net.state_dict(), net.grads()
+            for name, p in model.named_parameters():
+                worst["param"] = max(worst["param"], relative_error(c_params[name], p.data))
+                worst["grad"] = max(worst["grad"], relative_error(c_grads[name], p.grad))
+            step += 1
+            if step == steps:
+                break
+    return worst
+
+
+# --- the C program matches the engine ------------------------------------------------------
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("make", [moons_net, every_layer_net])
+def test_forward_matches_engine(tmp_path, make, dtype):
+    model = make(dtype)
+    program = compile_training_step(model, batch_size=16, lr=0.1)
+    assert program.dtype == dtype  # taken from the model
+    net = load(program, tmp_path)
+    net.init()
+    x = np.random.default_rng(2).normal(size=(40, 2)).astype(dtype)
+    for rows in (x[:1], x[:5], x[:16], x):  # 1 row, a partial batch, a full one, 40 in chunks
+        expected = model(mg.tensor(rows)).numpy()
+        got = net.forward(rows)
+        assert got.dtype == np.dtype(dtype) and got.shape == expected.shape
+        assert relative_error(got, expected) <= TOLERANCE[dtype]
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse"])
+def test_fifty_training_steps_match_engine(tmp_path, loss, momentum, dtype):
+    model = moons_net(dtype)
+    program = compile_training_step(model, loss=loss, batch_size=32, lr=0.1,
+                                    momentum=momentum)
+    net = load(program, tmp_path)
+    net.init()
+    worst = train_side_by_side(model, net, loss, momentum, 0.0, dtype)
+    assert worst["loss"] <= TOLERANCE[dtype], worst
+    assert worst["grad"] <= 10 * TOLERANCE[dtype], worst  # tiny gradients: relatively noisier
+    assert worst["param"] <= TOLERANCE[dtype], worst
+
+
+@needs_cc
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse"])
+def test_every_layer_and_weight_decay_match_engine(tmp_path, loss):
+    model = every_layer_net()
+    program = compile_training_step(model, loss=loss, batch_size=32, lr=0.1, momentum=0.5,
+                                    weight_decay=0.01)
+    net = load(program, tmp_path)
+    net.init()
+    worst = train_side_by_side(model, net, loss, 0.5, 0.01, "float64", steps=20)
+    assert max(worst.values()) <= TOLERANCE["float64"], worst
+
+
+@needs_cc
+def test_a_single_linear_model_and_a_float32_program_from_a_float64_model(tmp_path):
+    model = nn.Linear(2, 3, seed=0)  # not in a Sequential
+    program = compile_training_step(model, loss="mse", batch_size=4, lr=0.1, dtype="float32")
+    assert program.param_names == ["weight", "bias"] and "act/output" in program.layout
+    net = load(program, tmp_path)
+    net.init()
+    x = np.arange(8.0).reshape(4, 2) / 8
+    expected = model(mg.tensor(x)).numpy()
+    assert relative_error(net.forward(x), expected) <= TOLERANCE["float32"]
+
+
+# --- the buffer ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_layout_tiles_the_buffer(momentum):
+    model = every_layer_net()
+    program = compile_training_step(model, batch_size=8, lr=0.1, momentum=momentum)
+    regions = sorted(program.layout.values())
+    assert program.buffer_size.elements == sum(r.size for r in regions)
+    assert program.buffer_size.bytes == 8 * program.buffer_size.elements
+    assert regions[0].offset == 0
+    for before, after in zip(regions, regions[1:]):  # end to end: no gap, no overlap
+        assert after.offset == before.offset + before.size
+    # the parameters come first, as named_parameters() has them, then their gradients
+    names = [name for name, _ in model.named_parameters()]
+    assert list(program.layout)[:len(names)] == names == program.param_names
+    for name, p in model.named_parameters():
+        assert program.layout[name].shape == p.shape
+        assert program.layout[f"grad/{name}"].shape == p.shape
+        assert (f"momentum/{name}" in program.layout) == (momentum > 0)
+    assert f"#define NET_BUF_SIZE {program.buffer_size.elements} " in program.header
+    assert f"static double buf[NET_BUF_SIZE];" in program.source
+    # every region of the layout is in the memory map of the C file
+    assert all(name in program.memory_map() for name in program.layout)
+
+
+def test_activations_after_a_linear_reuse_its_output():
+    program = compile_training_step(moons_net(), batch_size=32, lr=0.1)
+    acts = [name for name in program.layout if name.startswith("act/")]
+    assert acts == ["act/0", "act/2.0", "act/3"]  # ReLU '1' and Tanh '2.1' work in place
+    assert program.buffer_size.elements == (
+        2 * 354  # parameters and gradients
+        + 32 * (16 + 16 + 2)  # three activations
+        + 2 * 32 * 16)  # two gradient arrays of the widest layer
+
+
+def test_source_is_self_contained_without_heap():
+    X, y = moons(20)
+    for loss, data in (("cross_entropy", (X, y)), ("mse", None)):
+        program = compile_training_step(moons_net(), loss=loss, batch_size=4, lr=0.1,
+                                        train_data=data)
+        code = re.sub(r"/\*.*?\*/", "", program.source, flags=re.S)
+        assert not re.search(r"\b(malloc|calloc|realloc|free|alloca)\b", code)
+        includes = set(re.findall(r"#include\s+(\S+)", code))
+        assert includes == {'"net.h"', "<math.h>", "<string.h>", "<stdio.h>"}
+        # outside the demo main(), buf is the only array that is not constant
+        library = code.split("#ifdef MINIGRAD_MAIN")[0]
+        arrays = re.findall(r"^\s*(static\s+(?:const\s+)?\w+\s+\w+\[)", library, flags=re.M)
+        assert [a for a in arrays if "const" not in a] == ["static double buf["]
+
+
+# --- compiling and running -----------------------------------------------------------------
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse"])
+def test_compiles_with_strict_flags_as_library_and_as_program(tmp_path, loss, dtype):
+    program = compile_training_step(every_layer_net(dtype), loss=loss, batch_size=8, lr=0.1,
+                                    momentum=0.9, weight_decay=1e-4)
+    program.write(tmp_path)
+    for extra in ([], ["-DMINIGRAD_MAIN"]):
+        result = subprocess.run([CC, *STRICT_FLAGS, "-O1", *extra, "-c", "net.c", "-o", "net.o"],
+                                cwd=tmp_path, capture_output=True, text=True)
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+@needs_cc
+def test_main_harness_trains_moons(tmp_path):
+    X, y = moons(200, noise=0.1, seed=0)
+    program = compile_training_step(moons_net(), batch_size=32, lr=0.1, momentum=0.9,
+                                    name="moons", train_data=(X, y), epochs=60)
+    executable = compile_executable(program, tmp_path)
+    result = subprocess.run([str(executable)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    losses = [float(v) for v in re.findall(r"^epoch \d+ loss (\S+)$", result.stdout, re.M)]
+    assert len(losses) == 60
+    assert losses[-1] < 0.1 < losses[0]
+    accuracy = float(re.search(r"^train accuracy (\S+)$", result.stdout, re.M).group(1))
+    assert accuracy > 0.95
+
+
+@needs_cc
+def test_main_harness_reads_stdin(tmp_path):
+    X, y = moons(100, noise=0.1, seed=3)
+    targets = np.eye(2)[y]
+    program = compile_training_step(moons_net(), loss="mse", batch_size=16, lr=0.1,
+                                    momentum=0.9, epochs=40)
+    executable = compile_executable(program, tmp_path)
+    rows = "\n".join(" ".join(repr(float(v)) for v in row) for row in np.hstack([X, targets]))
+    result = subprocess.run([str(executable)], input=rows, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    losses = [float(v) for v in re.findall(r"^epoch \d+ loss (\S+)$", result.stdout, re.M)]
+    mse = float(re.search(r"^train mse (\S+)$", result.stdout, re.M).group(1))
+    assert len(losses) == 40 and mse < 0.05 < losses[0]
+
+    bad = subprocess.run([str(executable)], input="0.5 0.25 1 oops\n", capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 1 and "malformed" in bad.stderr
+
+
+@needs_cc
+def test_bad_calls_change_nothing(tmp_path):
+    program = compile_training_step(moons_net(), batch_size=4, lr=0.1, momentum=0.9)
+    net = load(program, tmp_path)
+    net.init()
+    before = net.buffer.copy()
+    x = np.zeros((4, 2))
+    p_x = x.ctypes.data_as(net._train_step.argtypes[0])
+    for labels, n in (([0, 1, 2, 0], 4), ([0, -1, 0, 0], 4), ([0, 1, 0, 1], 0),
+                      ([0, 1, 0, 1], 5)):
+        y = np.array(labels, dtype=np.intc)
+        assert np.isnan(net._train_step(p_x, y.ctypes.data_as(net._train_step.argtypes[1]), n))
+    out = np.zeros((5, 2))
+    assert net._forward(p_x, out.ctypes.data_as(net._forward.argtypes[1]), 5) == -1
+    assert np.array_equal(net.buffer, before)
+    with pytest.raises(ValueError, match="1 to 4 rows"):
+        net.train_step(np.zeros((5, 2)), np.zeros(5, dtype=int))
+
+
+@needs_cc
+def test_init_restores_the_generated_weights_and_params_round_trip(tmp_path):
+    model = moons_net()
+    initial = {k: v.copy() for k, v in model.state_dict().items()}
+    program = compile_training_step(model, batch_size=8, lr=0.5, momentum=0.9)
+    net = load(program, tmp_path)
+    net.init()
+    X, y = moons(8, seed=4)
+    for _ in range(3):
+        net.train_step(X, y)
+    assert not np.allclose(net.state_dict()["0.weight"], initial["0.weight"])
+    net.init()
+    assert all(np.array_equal(net.state_dict()[k], v) for k, v in initial.items())
+    assert not net.region("momentum/0.weight").any()
+    net.load_state_dict({k: v * 2 for k, v in initial.items()})
+    assert np.array_equal(net.region("2.0.bias"), 2 * initial["2.0.bias"])
+
+
+@needs_cc
+def test_export_example_builds_and_trains(tmp_path):
+    sys.path.insert(0, str(EXAMPLE.parent))
+    try:
+        import export_c
+    finally:
+        sys.path.remove(str(EXAMPLE.parent))
+    output = export_c.main(["--out", str(tmp_path), "--epochs", "60", "--run"])
+    assert (tmp_path / "moons_train.c").exists() and (tmp_path / "moons_train.h").exists()
+    accuracy = float(re.search(r"^train accuracy (\S+)$", output, re.M).group(1))
+    assert accuracy > 0.95
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+def test_unsupported_module_is_named_with_its_path():
+    model = nn.Sequential(nn.Linear(2, 4), nn.Sequential(nn.ReLU(), nn.Dropout(0.5)),
+                          nn.Linear(4, 2))
+    with pytest.raises(UnsupportedModuleError, match=r"Dropout at '1\.1'.*supports Linear"):
+        compile_training_step(model, batch_size=4, lr=0.1)
+
+    class Doubled(nn.Linear):
+        def forward(self, x):
+            return super().forward(x) * 2
+
+    with pytest.raises(UnsupportedModuleError, match="Doubled at '0'.*own forward"):
+        compile_training_step(nn.Sequential(Doubled(2, 2)), batch_size=4, lr=0.1)
+
+    conv = nn.Sequential(nn.Conv2d(1, 2, 3), nn.Flatten())
+    with pytest.raises(UnsupportedModuleError, match="Conv2d at '0'"):
+        compile_training_step(conv, batch_size=4, lr=0.1)
+
+    shared = nn.Linear(2, 2)
+    with pytest.raises(UnsupportedModuleError, match="used twice, at '0' and at '2'"):
+        compile_training_step(nn.Sequential(shared, nn.ReLU(), shared), batch_size=4, lr=0.1)
+
+
+def test_bad_settings_say_what_was_expected():
+    model = moons_net()
+    with pytest.raises(ValueError, match="takes 3 features, but the layer before it gives 2"):
+        compile_training_step(nn.Sequential(nn.Linear(2, 2), nn.Linear(3, 1)), batch_size=4,
+                              lr=0.1)
+    cases = [({"loss": "hinge"}, "loss must be one of"),
+             ({"batch_size": 0}, "batch_size must be a positive int"),
+             ({"lr": -1.0}, "lr must be a number >= 0"),
+             ({"dtype": "float16"}, "dtype must be 'float64' or 'float32'"),
+             ({"name": "2net"}, "name must be a C identifier"),
+             ({"name": "double"}, "name must be a C identifier"),
+             ({"train_data": (np.zeros((3, 5)), np.zeros(3, int))}, r"shape \(N, 2\)"),
+             ({"train_data": (np.zeros((3, 2)), np.array([0, 1, 2]))}, "labels must be in 0..1")]
+    for settings, message in cases:
+        kwargs = {"batch_size": 4, "lr": 0.1, **settings}
+        with pytest.raises(ValueError, match=message):
+            compile_training_step(model, **kwargs)
+    with pytest.raises(ValueError, match="no Linear layer"):
+        compile_training_step(nn.Sequential(nn.ReLU()), batch_size=4, lr=0.1)
+    with pytest.raises(ValueError, match="at least 2 outputs"):
+        compile_training_step(nn.Linear(2, 1), batch_size=4, lr=0.1)
+
+
+def test_write_saves_source_and_header(tmp_path):
+    program = compile_training_step(moons_net(), batch_size=4, lr=0.1, name="tiny")
+    c_path, h_path = program.write(tmp_path / "out")
+    assert c_path.read_text() == program.source and h_path.read_text() == program.header
+    assert c_path.name == "tiny.c" and '#include "tiny.h"' in program.source
+    for prototype in ("void tiny_init(void);", "int tiny_forward(const double *x, double *out, "
+                      "int n);", "double tiny_train_step(const double *x, const int *y, int n);",
+                      "void tiny_get_params(double *dst);", "double *tiny_buffer(void);"):
+        assert prototype in program.header
