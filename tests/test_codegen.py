@@ -16,8 +16,13 @@ import pytest
 
 import minigrad as mg
 from minigrad import codegen, nn, optim
-from minigrad.codegen import (STRICT_FLAGS, UnsupportedModuleError, compile_executable,
-                              compile_training_step, load)
+from minigrad.codegen import (
+    STRICT_FLAGS,
+    UnsupportedModuleError,
+    compile_executable,
+    compile_training_step,
+    load,
+)
 from minigrad.data import batches, moons
 
 CC = codegen.find_c_compiler()
@@ -173,7 +178,7 @@ def test_layout_tiles_the_buffer(momentum):
         assert program.layout[f"grad/{name}"].shape == p.shape
         assert (f"momentum/{name}" in program.layout) == (momentum > 0)
     assert f"#define NET_BUF_SIZE {program.buffer_size.elements} " in program.header
-    assert f"static double buf[NET_BUF_SIZE];" in program.source
+    assert "static double buf[NET_BUF_SIZE];" in program.source
     # every region of the layout is in the memory map of the C file
     assert all(name in program.memory_map() for name in program.layout)
 
@@ -213,8 +218,11 @@ def test_compiles_with_strict_flags_as_library_and_as_program(tmp_path, loss, dt
     program = compile_training_step(every_layer_net(dtype), loss=loss, batch_size=8, lr=0.1,
                                     momentum=0.9, weight_decay=1e-4)
     program.write(tmp_path)
+    # and float stays float: no silent promotion to double, no narrowing conversions
+    extra_warnings = ["-Wdouble-promotion", "-Wconversion", "-Wshadow"]
     for extra in ([], ["-DMINIGRAD_MAIN"]):
-        result = subprocess.run([CC, *STRICT_FLAGS, "-O1", *extra, "-c", "net.c", "-o", "net.o"],
+        result = subprocess.run([CC, *STRICT_FLAGS, *extra_warnings, "-O1", *extra, "-c",
+                                 "net.c", "-o", "net.o"],
                                 cwd=tmp_path, capture_output=True, text=True)
         assert result.returncode == 0 and result.stderr == "", result.stderr
 

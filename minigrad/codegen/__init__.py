@@ -26,8 +26,15 @@ and :mod:`~minigrad.codegen.losses` (the C of each layer and loss),
 (compiling and loading from Python).
 """
 from .layout import Region
-from .native import (STRICT_FLAGS, CompileError, NativeProgram, build_command,
-                     compile_executable, find_c_compiler, load)
+from .native import (
+    STRICT_FLAGS,
+    CompileError,
+    NativeProgram,
+    build_command,
+    compile_executable,
+    find_c_compiler,
+    load,
+)
 from .program import BufferSize, CProgram, UnsupportedModuleError, compile_training_step
 
 __all__ = [

@@ -639,7 +639,7 @@ def _source(plan: _Plan, name: str, batch_size: int, lr: float,
                 f"#define WEIGHT_DECAY (({T}){N}_WEIGHT_DECAY)"]
     out += [
         "",
-        f"/* The one buffer: every number of the network. */",
+        "/* The one buffer: every number of the network. */",
         f"static {T} buf[{N}_BUF_SIZE];",
         "",
         "/* The memory map: each array's place in buf. */",
