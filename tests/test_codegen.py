@@ -6,6 +6,7 @@ from the same weights on the same minibatches, and the two are compared after ev
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from minigrad.codegen import (
     compile_training_step,
     load,
 )
-from minigrad.data import batches, moons
+from minigrad.data import batches, digits, moons
 
 CC = codegen.find_c_compiler()
 needs_cc = pytest.mark.skipif(
@@ -157,6 +158,113 @@ def test_a_single_linear_model_and_a_float32_program_from_a_float64_model(tmp_pa
     assert relative_error(net.forward(x), expected) <= TOLERANCE["float32"]
 
 
+# --- convolutional networks ---------------------------------------------------------------
+
+
+def conv_net(dtype: str = "float64", seed: int = 0) -> nn.Sequential:
+    """For 8x8 digits: padding, a stride that differs by axis, pooling with and without
+    overlapping windows, activations in place after a convolution and after a pooling."""
+    rng = np.random.default_rng(seed)
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1, rng=rng, dtype=dtype), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Sequential(nn.Conv2d(4, 6, 3, stride=(1, 2), padding=1, rng=rng, dtype=dtype),
+                      nn.MaxPool2d(2, stride=1), nn.Tanh()),  # (6, 4, 2) -> (6, 3, 1)
+        nn.Flatten(), nn.Linear(18, 10, rng=rng, dtype=dtype))
+
+
+def train_digits_side_by_side(model: nn.Module, net: codegen.NativeProgram, loss: str,
+                              momentum: float, dtype: str, X: np.ndarray, y: np.ndarray,
+                              steps: int = 20) -> dict[str, float]:
+    optimizer = optim.SGD(model.parameters(), lr=0.1, momentum=momentum)
+    rng = np.random.default_rng(1)
+    worst = {"loss": 0.0, "param": 0.0, "grad": 0.0}
+    step = 0
+    while step < steps:
+        for Xb, yb in batches(X, y, batch_size=16, seed=rng):
+            target = yb if loss == "cross_entropy" else np.eye(10, dtype=dtype)[yb]
+            loss_fn = nn.CrossEntropyLoss() if loss == "cross_entropy" else nn.MSELoss()
+            engine_loss = loss_fn(model(mg.tensor(Xb)), target)
+            optimizer.zero_grad()
+            engine_loss.backward()
+            optimizer.step()
+            c_loss = net.train_step(Xb, target)
+            worst["loss"] = max(worst["loss"], abs(c_loss - engine_loss.item())
+                                / abs(engine_loss.item()))
+            c_params, c_grads = net.state_dict(), net.grads()
+            for name, p in model.named_parameters():
+                worst["param"] = max(worst["param"], relative_error(c_params[name], p.data))
+                worst["grad"] = max(worst["grad"], relative_error(c_grads[name], p.grad))
+            step += 1
+            if step == steps:
+                break
+    return worst
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype,loss,momentum", [("float64", "cross_entropy", 0.9),
+                                                 ("float64", "mse", 0.0),
+                                                 ("float32", "cross_entropy", 0.9)])
+def test_conv_net_matches_engine(tmp_path, dtype, loss, momentum):
+    (X, y), _ = digits(8, dtype=dtype)
+    X, y = X[:100], y[:100]  # 6 batches of 16 and one of 4 per epoch
+    model = conv_net(dtype)
+    program = compile_training_step(model, loss=loss, batch_size=16, lr=0.1,
+                                    momentum=momentum, input_shape=(1, 8, 8))
+    assert program.input_shape == (1, 8, 8) and program.n_in == 64
+    assert "act/4" not in program.layout  # Flatten: the same memory as the pooling before it
+    net = load(program, tmp_path)
+    net.init()
+    expected = model(mg.tensor(X[:20])).numpy()
+    assert relative_error(net.forward(X[:20]), expected) <= TOLERANCE[dtype]
+    worst = train_digits_side_by_side(model, net, loss, momentum, dtype, X, y)
+    assert worst["loss"] <= TOLERANCE[dtype], worst
+    assert worst["grad"] <= 10 * TOLERANCE[dtype], worst
+    assert worst["param"] <= TOLERANCE[dtype], worst
+
+
+@needs_cc
+def test_max_pool_gradient_goes_to_the_first_of_tied_maxima(tmp_path):
+    # Integer images and kernels make equal values in most windows; overlapping windows
+    # (stride 1) send several gradients to one position.
+    rng = np.random.default_rng(5)
+    model = nn.Sequential(nn.Conv2d(1, 2, 2, seed=0), nn.MaxPool2d(2, stride=1),
+                          nn.Flatten(), nn.Linear(2 * 3 * 3, 3, seed=1))
+    model[0].weight.data[...] = rng.integers(-1, 2, size=(2, 1, 2, 2))
+    model[0].bias.data[...] = 0.0
+    X = rng.integers(0, 2, size=(12, 1, 5, 5)).astype("float64")
+    y = rng.integers(0, 3, size=12)
+    program = compile_training_step(model, batch_size=12, lr=0.1, input_shape=(1, 5, 5))
+    net = load(program, tmp_path)
+    net.init()
+    loss = nn.CrossEntropyLoss()(model(mg.tensor(X)), y)
+    loss.backward()
+    net.train_step(X, y)
+    grads = net.grads()
+    assert np.abs(grads["0.weight"]).max() > 0
+    for name, p in model.named_parameters():
+        assert np.allclose(grads[name], p.grad, rtol=1e-12, atol=1e-15), name
+    # the check has teeth: sending each window's gradient to its LAST maximum differs
+    wrong = program.source.replace("> plane[at]", ">= plane[at]")
+    assert wrong != program.source
+    bad = load(dataclasses.replace(program, source=wrong), tmp_path)
+    bad.init()
+    bad.train_step(X, y)
+    assert not np.allclose(bad.grads()["0.weight"], model[0].weight.grad)
+
+
+@needs_cc
+def test_conv_net_main_harness_trains_digits(tmp_path):
+    (X, y), _ = digits(8)
+    program = compile_training_step(conv_net(), batch_size=32, lr=0.1, momentum=0.9,
+                                    input_shape=(1, 8, 8), train_data=(X[:300], y[:300]),
+                                    epochs=30)
+    result = subprocess.run([str(compile_executable(program, tmp_path))], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    accuracy = float(re.search(r"^train accuracy (\S+)$", result.stdout, re.M).group(1))
+    assert accuracy > 0.8, result.stdout
+
+
 # --- the buffer ----------------------------------------------------------------------------
 
 
@@ -214,9 +322,11 @@ def test_source_is_self_contained_without_heap():
 @needs_cc
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("loss", ["cross_entropy", "mse"])
-def test_compiles_with_strict_flags_as_library_and_as_program(tmp_path, loss, dtype):
-    program = compile_training_step(every_layer_net(dtype), loss=loss, batch_size=8, lr=0.1,
-                                    momentum=0.9, weight_decay=1e-4)
+@pytest.mark.parametrize("make,input_shape", [(every_layer_net, None), (conv_net, (1, 8, 8))])
+def test_compiles_with_strict_flags_as_library_and_as_program(tmp_path, make, input_shape,
+                                                              loss, dtype):
+    program = compile_training_step(make(dtype), loss=loss, batch_size=8, lr=0.1,
+                                    momentum=0.9, weight_decay=1e-4, input_shape=input_shape)
     program.write(tmp_path)
     # and float stays float: no silent promotion to double, no narrowing conversions
     extra_warnings = ["-Wdouble-promotion", "-Wconversion", "-Wshadow"]
@@ -328,9 +438,17 @@ def test_unsupported_module_is_named_with_its_path():
     with pytest.raises(UnsupportedModuleError, match="Doubled at '0'.*own forward"):
         compile_training_step(nn.Sequential(Doubled(2, 2)), batch_size=4, lr=0.1)
 
-    conv = nn.Sequential(nn.Conv2d(1, 2, 3), nn.Flatten())
-    with pytest.raises(UnsupportedModuleError, match="Conv2d at '0'"):
-        compile_training_step(conv, batch_size=4, lr=0.1)
+    class Scale(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    with pytest.raises(UnsupportedModuleError, match=r"Scale at '1\.0'.*remove the Scale"):
+        compile_training_step(nn.Sequential(nn.Linear(2, 2), nn.Sequential(Scale())),
+                              batch_size=4, lr=0.1)
+
+    partial = nn.Sequential(nn.Conv2d(1, 2, 3), nn.Flatten(start_dim=2))
+    with pytest.raises(UnsupportedModuleError, match="Flatten at '1' flattens axes 2 to -1"):
+        compile_training_step(partial, batch_size=4, lr=0.1, input_shape=(1, 5, 5))
 
     shared = nn.Linear(2, 2)
     with pytest.raises(UnsupportedModuleError, match="used twice, at '0' and at '2'"):
@@ -354,8 +472,19 @@ def test_bad_settings_say_what_was_expected():
         kwargs = {"batch_size": 4, "lr": 0.1, **settings}
         with pytest.raises(ValueError, match=message):
             compile_training_step(model, **kwargs)
-    with pytest.raises(ValueError, match="no Linear layer"):
+    with pytest.raises(ValueError, match="no Linear or Conv2d layer"):
         compile_training_step(nn.Sequential(nn.ReLU()), batch_size=4, lr=0.1)
+    conv = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Linear(18, 2))
+    with pytest.raises(ValueError, match="pass input_shape"):
+        compile_training_step(conv, batch_size=4, lr=0.1)
+    with pytest.raises(ValueError, match=r"Linear at '2' needs samples of shape \(features,\)"
+                       r".*gives shape \(2, 3, 3\); add nn.Flatten"):
+        compile_training_step(conv, batch_size=4, lr=0.1, input_shape=(1, 5, 5))
+    with pytest.raises(ValueError, match="Conv2d at '0' takes 1 channels, but the layer before "
+                       "it gives 3"):
+        compile_training_step(conv, batch_size=4, lr=0.1, input_shape=(3, 5, 5))
+    with pytest.raises(ValueError, match="ends with shape \\(2, 3, 3\\)"):
+        compile_training_step(conv[:2], batch_size=4, lr=0.1, input_shape=(1, 5, 5))
     with pytest.raises(ValueError, match="at least 2 outputs"):
         compile_training_step(nn.Linear(2, 1), batch_size=4, lr=0.1)
 

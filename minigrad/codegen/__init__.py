@@ -15,6 +15,10 @@ minigrad, started from the same weights and fed the same batches, take the same 
 14112
 >>> c_path, h_path = program.write("build")          # doctest: +SKIP
 
+Supported: ``Sequential`` (nested or not) of ``Linear``, ``Conv2d``, ``MaxPool2d``,
+``Flatten``, ``ReLU``, ``LeakyReLU``, ``Sigmoid`` and ``Tanh``; softmax cross-entropy or MSE;
+SGD with momentum and weight decay; float64 (``double``) or float32 (``float``).
+
 Then ``cc -std=c99 -O2 -c build/net.c`` and call ``net_init()`` and ``net_train_step(x, y,
 n)`` from the device's code, or build the demo trainer with ``-DMINIGRAD_MAIN``. To check a
 program from Python, :func:`load` compiles it into a shared library and wraps it with ctypes.

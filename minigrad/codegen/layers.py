@@ -4,32 +4,55 @@ Every layer here is the C twin of a minigrad module, and its backward pass is th
 formula* as that module's vector-Jacobian product, written as loops:
 
 ===========  ======================================  =========================================
-layer        forward (per element / row)             backward (``g``: gradient of the output)
+layer        forward                                 backward (``g``: gradient of the output)
 ===========  ======================================  =========================================
 Linear       ``y = x @ W.T + b``                     ``dW = g.T @ x``, ``db = sum(g, rows)``,
                                                      ``dx = g @ W``
+Conv2d       ``y[o,i,j] = b[o] + sum over c, a, b``  ``dW``, ``db``: the same sums with ``g``;
+             ``of W[o,c,a,b] * x[c, i*s+a, j*s+b]``  ``dx``: each ``g * W`` added back where
+                                                     its input came from (col2im)
+MaxPool2d    ``y = max of each window``              ``g`` to the window's first maximum
+Flatten      ``(C, H, W) -> (C*H*W,)``: no copy      nothing to do
 ReLU         ``y = max(x, 0)``                       ``g * (y > 0)``
 LeakyReLU    ``y = x if x > 0 else s * x``           ``g if x > 0 else s * g``
 Sigmoid      ``y = 0.5 * (tanh(0.5 * x) + 1)``       ``g * y * (1 - y)``
 Tanh         ``y = tanh(x)``                         ``g * (1 - y * y)``
 ===========  ======================================  =========================================
 
-(see ``Linear.forward`` in :mod:`minigrad.nn` and ``Tensor.relu`` ... in
-:mod:`minigrad.tensor`). The sigmoid is written through ``tanh``, as the engine does, so it
+(see ``Linear.forward`` in :mod:`minigrad.nn`, :mod:`minigrad.conv` and ``Tensor.relu`` ...
+in :mod:`minigrad.tensor`). The sigmoid is written through ``tanh``, as the engine does, so it
 never overflows.
 
-Arrays are row-major with one row per sample: an activation of a batch of ``n`` rows and
-``f`` features is ``n * f`` numbers, element ``[r, j]`` at ``r * f + j``. The batch size
-``n`` is a run-time argument of the generated functions (up to the compiled maximum); the
-feature sizes are constants written into the loops.
+Arrays are row-major with one row per sample: an activation of a batch of ``n`` samples of
+shape ``(C, H, W)`` is ``n * C * H * W`` numbers, element ``[r, c, i, j]`` at
+``((r * C + c) * H + i) * W + j``. Row-major is why ``Flatten`` costs nothing: the images of a
+batch, flattened, are already the rows of a matrix. The batch size ``n`` is a run-time
+argument of the generated functions (up to the compiled maximum); all other sizes are
+constants written into the loops.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 
 from .cfloat import CFloat
 
-__all__ = ["CLayer", "CLinear", "CElementwise", "Rule", "ELEMENTWISE"]
+__all__ = ["ELEMENTWISE", "CConv2d", "CElementwise", "CFlatten", "CLayer", "CLinear",
+           "CMaxPool2d", "Rule"]
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    """``(n, 6, 28, 28)`` for a batch of samples of shape (6, 28, 28)."""
+    return "(" + ", ".join(["n", *map(str, shape)]) + ")"
+
+
+def _plus(term: str, value: int) -> str:
+    """``term + value`` written plainly: ``i``, ``i + 1``, ``i - 2``."""
+    return term if value == 0 else f"{term} + {value}" if value > 0 else f"{term} - {-value}"
+
+
+def _times(term: str, value: int) -> str:
+    return term if value == 1 else f"{term} * {value}"
 
 
 @dataclass
@@ -42,25 +65,44 @@ class CLayer:
         Where the module sits in the model, as in ``named_modules()`` (``"2"``, ``"1.0"``).
     title : str
         The module as its ``repr`` shows it, e.g. ``Linear(in_features=2, ...)``.
-    n_in, n_out : int
-        Features of one input row and one output row.
+    in_shape, out_shape : tuple of int
+        The shape of one input sample and of one output sample.
     output : str
         The C name of the array that holds this layer's output (set by the program).
     in_place : bool
-        Whether the output overwrites the input (an activation right after a Linear).
+        Whether the output overwrites the input (an activation right after a layer whose
+        backward does not need its own output).
+
+    Class attributes say how a layer fits in the backward pass: ``has_params`` (it has
+    gradients to fill), ``needs_own_output`` (its backward reads its output, so nothing may
+    overwrite it), and ``dx_apart`` (its input's gradient goes to another array; otherwise
+    the gradient is updated in place, or, for Flatten, left as it is).
     """
 
     path: str
     title: str
-    n_in: int
-    n_out: int
+    in_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
     output: str = ""
     in_place: bool = False
-    has_params: bool = field(default=False, init=False)
+
+    has_params = False
+    needs_own_output = False
+    dx_apart = False
 
     @property
     def label(self) -> str:
         return f"{self.path}: {self.title}" if self.path else self.title
+
+    @property
+    def in_size(self) -> int:
+        """Numbers in one input sample."""
+        return math.prod(self.in_shape)
+
+    @property
+    def out_size(self) -> int:
+        """Numbers in one output sample."""
+        return math.prod(self.out_shape)
 
     def forward(self, t: CFloat, x: str) -> list[str]:
         """C statements computing ``self.output`` from the input array ``x`` for ``n`` rows."""
@@ -85,11 +127,11 @@ class CLinear(CLayer):
     grad_weight: str = ""
     grad_bias: str | None = None
 
-    def __post_init__(self) -> None:
-        self.has_params = True
+    has_params = True
+    dx_apart = True
 
     def forward(self, t: CFloat, x: str) -> list[str]:
-        i, o, y, w, b = self.n_in, self.n_out, self.output, self.weight, self.bias
+        i, o, y, w, b = self.in_size, self.out_size, self.output, self.weight, self.bias
         plus_b = f" + {b} ({o},)" if b else ""
         return [
             f"/* {self.label}",
@@ -105,7 +147,7 @@ class CLinear(CLayer):
         ]
 
     def backward(self, t: CFloat, x: str, g: str, dx: str | None) -> list[str]:
-        i, o, w = self.n_in, self.n_out, self.weight
+        i, o, w = self.in_size, self.out_size, self.weight
         gw, gb = self.grad_weight, self.grad_bias
         zero = t.literal(0)
         lines = [
@@ -137,8 +179,8 @@ class CLinear(CLayer):
         lines.append("}")
         if dx is not None:
             lines += [
-                f"/*   {dx} (n, {i}) = {g} (n, {o}) @ {w} ({o}, {i}): the gradient of its "
-                "input */",
+                f"/*   {dx} (n, {i}) = {g} (n, {o}) @ {w} ({o}, {i}): the gradient of "
+                "its input */",
                 "for (int r = 0; r < n; ++r) {",
                 f"    for (int k = 0; k < {i}; ++k) {{",
                 f"        {t.name} acc = {zero};",
@@ -152,8 +194,255 @@ class CLinear(CLayer):
 
 
 @dataclass
+class CConv2d(CLayer):
+    """``nn.Conv2d``: input (C, H, W), weight (O, C, KH, KW), output (O, OH, OW) per sample.
+
+    Output pixel ``(o, i, j)`` reads the input rows ``i * stride + a - padding`` and columns
+    ``j * stride + b - padding`` for kernel offsets ``a, b``; positions outside the input are
+    the zero padding, skipped.
+    """
+
+    weight: str = ""
+    bias: str | None = None
+    grad_weight: str = ""
+    grad_bias: str | None = None
+    kernel: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    padding: tuple[int, int] = (0, 0)
+
+    has_params = True
+    dx_apart = True
+
+    def _dims(self) -> tuple[int, ...]:
+        c, h, w = self.in_shape
+        o, oh, ow = self.out_shape
+        return c, h, w, o, oh, ow
+
+    def _window(self, body: list[str], depth: int) -> list[str]:
+        """Loops over c, ka, kb around ``body`` (at indentation ``depth``), with ``row`` and
+        ``col`` the input position read; positions in the padding are skipped."""
+        c, h, w, *_ = self._dims()
+        (kh, kw), (sh, sw), (ph, pw) = self.kernel, self.stride, self.padding
+        pad = "    " * depth
+        lines = [f"{pad}for (int c = 0; c < {c}; ++c) {{",
+                 f"{pad}    for (int ka = 0; ka < {kh}; ++ka) {{",
+                 f"{pad}        const int row = {_plus(_times('i', sh) + ' + ka', -ph)};"]
+        if ph:
+            lines.append(f"{pad}        if (row < 0 || row >= {h}) continue;  /* padding */")
+        lines += [f"{pad}        for (int kb = 0; kb < {kw}; ++kb) {{",
+                  f"{pad}            const int col = {_plus(_times('j', sw) + ' + kb', -pw)};"]
+        if pw:
+            lines.append(f"{pad}            if (col < 0 || col >= {w}) continue;  /* padding */")
+        lines += [f"{pad}            {line}" for line in body]
+        lines += [f"{pad}        }}", f"{pad}    }}", f"{pad}}}"]
+        return lines
+
+    def _indices(self) -> tuple[str, str, str]:
+        """C index expressions: input x[r, c, row, col], weight W[o, c, ka, kb], output."""
+        c, h, w, o, oh, ow = self._dims()
+        kh, kw = self.kernel
+        return (f"((r * {c} + c) * {h} + row) * {w} + col",
+                f"((o * {c} + c) * {kh} + ka) * {kw} + kb",
+                f"((r * {o} + o) * {oh} + i) * {ow} + j")
+
+    def _about(self) -> str:
+        (kh, kw), (sh, sw), (ph, pw) = self.kernel, self.stride, self.padding
+        return f"{kh}x{kw} kernels, stride ({sh}, {sw}), padding ({ph}, {pw})"
+
+    def forward(self, t: CFloat, x: str) -> list[str]:
+        c, h, w, o, oh, ow = self._dims()
+        kh, kw = self.kernel
+        xi, wi, yi = self._indices()
+        y, wt, b = self.output, self.weight, self.bias
+        lines = [
+            f"/* {self.label}",
+            f" *   {y} {_shape(self.out_shape)} = {x} {_shape(self.in_shape)} convolved with "
+            f"{wt} ({o}, {c}, {kh}, {kw})" + (f" + {b} ({o},)" if b else ""),
+            f" *   ({self._about()}) */",
+            "for (int r = 0; r < n; ++r) {",
+            f"    for (int o = 0; o < {o}; ++o) {{",
+            f"        for (int i = 0; i < {oh}; ++i) {{",
+            f"            for (int j = 0; j < {ow}; ++j) {{",
+            f"                {t.name} acc = {t.literal(0)};",
+            *self._window([f"acc += {x}[{xi}] * {wt}[{wi}];"], 4),
+            f"                {y}[{yi}] = acc{f' + {b}[o]' if b else ''};",
+            "            }",
+            "        }",
+            "    }",
+            "}",
+        ]
+        return lines
+
+    def backward(self, t: CFloat, x: str, g: str, dx: str | None) -> list[str]:
+        c, h, w, o, oh, ow = self._dims()
+        kh, kw = self.kernel
+        xi, wi, yi = self._indices()
+        gw, gb, wt = self.grad_weight, self.grad_bias, self.weight
+        zero = t.literal(0)
+        lines = [
+            f"/* {self.label}, backward",
+            f" * with {g} {_shape(self.out_shape)}, the gradient of its output:",
+            f" *   {gw}[o][c][ka][kb] = sum over r, i, j of {g}[r][o][i][j] * "
+            f"{x}[r][c][row][col]",
+        ]
+        if gb:
+            lines.append(f" *   {gb}[o] = sum over r, i, j of {g}[r][o][i][j]")
+        lines[-1] += " */"
+        # dW: loops over the weight's elements outside, the batch and output pixels inside
+        lines += [
+            f"for (int o = 0; o < {o}; ++o) {{",
+            f"    for (int c = 0; c < {c}; ++c) {{",
+            f"        for (int ka = 0; ka < {kh}; ++ka) {{",
+            f"            for (int kb = 0; kb < {kw}; ++kb) {{",
+            f"                {t.name} acc = {zero};",
+            "                for (int r = 0; r < n; ++r) {",
+            f"                    for (int i = 0; i < {oh}; ++i) {{",
+            f"                        const int row = "
+            f"{_plus(_times('i', self.stride[0]) + ' + ka', -self.padding[0])};",
+        ]
+        if self.padding[0]:
+            lines.append(f"                        if (row < 0 || row >= {h}) continue;"
+                         "  /* padding */")
+        lines += [
+            f"                        for (int j = 0; j < {ow}; ++j) {{",
+            f"                            const int col = "
+            f"{_plus(_times('j', self.stride[1]) + ' + kb', -self.padding[1])};",
+        ]
+        if self.padding[1]:
+            lines.append(f"                            if (col < 0 || col >= {w}) continue;"
+                         "  /* padding */")
+        lines += [
+            f"                            acc += {g}[{yi}] * {x}[{xi}];",
+            "                        }",
+            "                    }",
+            "                }",
+            f"                {gw}[{wi}] = acc;",
+            "            }",
+            "        }",
+            "    }",
+        ]
+        if gb:
+            lines += [
+                "    {",
+                f"        {t.name} acc = {zero};",
+                "        for (int r = 0; r < n; ++r)",
+                f"            for (int i = 0; i < {oh * ow}; ++i)",
+                f"                acc += {g}[(r * {o} + o) * {oh * ow} + i];",
+                f"        {gb}[o] = acc;",
+                "    }",
+            ]
+        lines.append("}")
+        if dx is not None:
+            lines += [
+                f"/*   {dx} {_shape(self.in_shape)}: the gradient of its input. Each output "
+                "pixel's",
+                " *   gradient, times the kernel, is added back onto the input positions it "
+                "read. */",
+                f"for (int j = 0; j < n * {self.in_size}; ++j)",
+                f"    {dx}[j] = {zero};",
+                "for (int r = 0; r < n; ++r) {",
+                f"    for (int o = 0; o < {o}; ++o) {{",
+                f"        for (int i = 0; i < {oh}; ++i) {{",
+                f"            for (int j = 0; j < {ow}; ++j) {{",
+                f"                const {t.name} gij = {g}[{yi}];",
+                *self._window([f"{dx}[{xi}] += gij * {wt}[{wi}];"], 4),
+                "            }",
+                "        }",
+                "    }",
+                "}",
+            ]
+        return lines
+
+
+@dataclass
+class CMaxPool2d(CLayer):
+    """``nn.MaxPool2d``: the largest value of each window, channel by channel.
+
+    The backward pass finds each window's maximum again in the input, the *first* one in
+    row-major order when several tie (a strict ``>`` while scanning), as the engine and
+    PyTorch choose, and adds the gradient there.
+    """
+
+    kernel: tuple[int, int] = (2, 2)
+    stride: tuple[int, int] = (2, 2)
+
+    dx_apart = True
+
+    def _scan(self, x: str, t: CFloat) -> list[str]:
+        """Lines that set ``at``, the offset in the plane of window (i, j)'s first maximum."""
+        _, h, w = self.in_shape
+        (kh, kw), (sh, sw) = self.kernel, self.stride
+        return [
+            f"const {t.name} *plane = {x} + p * {h * w};",
+            f"int at = {_plus(_times('i', sh * w), 0)} + {_times('j', sw)};"
+            "  /* the window's top left */",
+            f"for (int ka = 0; ka < {kh}; ++ka)",
+            f"    for (int kb = 0; kb < {kw}; ++kb)",
+            f"        if (plane[({_times('i', sh)} + ka) * {w} + {_times('j', sw)} + kb] "
+            "> plane[at])",
+            f"            at = ({_times('i', sh)} + ka) * {w} + {_times('j', sw)} + kb;",
+        ]
+
+    def _about(self) -> str:
+        (kh, kw), (sh, sw) = self.kernel, self.stride
+        return f"{kh}x{kw} windows, stride ({sh}, {sw})"
+
+    def forward(self, t: CFloat, x: str) -> list[str]:
+        c, _, _ = self.in_shape
+        _, oh, ow = self.out_shape
+        y = self.output
+        return [
+            f"/* {self.label}",
+            f" *   {y} {_shape(self.out_shape)} = the largest value of each window of "
+            f"{x} {_shape(self.in_shape)}",
+            f" *   ({self._about()}), plane by plane: p = r * {c} + channel */",
+            f"for (int p = 0; p < n * {c}; ++p) {{",
+            f"    for (int i = 0; i < {oh}; ++i) {{",
+            f"        for (int j = 0; j < {ow}; ++j) {{",
+            *["            " + line for line in self._scan(x, t)],
+            f"            {y}[(p * {oh} + i) * {ow} + j] = plane[at];",
+            "        }",
+            "    }",
+            "}",
+        ]
+
+    def backward(self, t: CFloat, x: str, g: str, dx: str | None) -> list[str]:
+        c, h, w = self.in_shape
+        _, oh, ow = self.out_shape
+        return [
+            f"/* {self.label}, backward: {dx} {_shape(self.in_shape)} gets the gradient "
+            f"{g} {_shape(self.out_shape)}",
+            " *   of each window at the window's first maximum (found again in the input) */",
+            f"for (int j = 0; j < n * {self.in_size}; ++j)",
+            f"    {dx}[j] = {t.literal(0)};",
+            f"for (int p = 0; p < n * {c}; ++p) {{",
+            f"    for (int i = 0; i < {oh}; ++i) {{",
+            f"        for (int j = 0; j < {ow}; ++j) {{",
+            *["            " + line for line in self._scan(x, t)],
+            f"            {dx}[p * {h * w} + at] += {g}[(p * {oh} + i) * {ow} + j];",
+            "        }",
+            "    }",
+            "}",
+        ]
+
+
+@dataclass
+class CFlatten(CLayer):
+    """``nn.Flatten()``: (C, H, W) per sample becomes (C*H*W,), the same numbers in the same
+    order; the output is the input array itself, so there is no code at all."""
+
+    def forward(self, t: CFloat, x: str) -> list[str]:
+        return [f"/* {self.label}: {x} {_shape(self.in_shape)} is read as "
+                f"{_shape(self.out_shape)} from here on; nothing to do */"]
+
+    def backward(self, t: CFloat, x: str, g: str, dx: str | None) -> list[str]:
+        return [f"/* {self.label}, backward: {g} is read as {_shape(self.in_shape)} from "
+                "here on; nothing to do */"]
+
+
+@dataclass
 class CElementwise(CLayer):
-    """An activation applied to each number on its own (``n_in == n_out``).
+    """An activation applied to each number on its own (``in_shape == out_shape``).
 
     ``kind`` keys :data:`ELEMENTWISE`, which holds its forward and backward rules as C
     templates; ``slope`` is the negative slope of a leaky ReLU.
@@ -161,6 +450,10 @@ class CElementwise(CLayer):
 
     kind: str = ""
     slope: float = 0.0
+
+    @property
+    def needs_own_output(self) -> bool:  # type: ignore[override]
+        return ELEMENTWISE[self.kind].needs_output
 
     def _c(self, t: CFloat, template: str, x: str, g: str) -> str:
         """Fill a rule's template with element ``j`` of the arrays, and constants of type t."""
@@ -170,22 +463,22 @@ class CElementwise(CLayer):
 
     def forward(self, t: CFloat, x: str) -> list[str]:
         rule = ELEMENTWISE[self.kind]
-        size, y = self.n_out, self.output
+        y = self.output
         return [
             f"/* {self.label}",
-            f" *   {y} (n, {size}) = {rule.forward_math}, elementwise"
+            f" *   {y} {_shape(self.out_shape)} = {rule.forward_math}, elementwise"
             + (", in place */" if self.in_place else " */"),
-            f"for (int j = 0; j < n * {size}; ++j)",
+            f"for (int j = 0; j < n * {self.out_size}; ++j)",
             f"    {y}[j] = {self._c(t, rule.forward_c, x, '')};",
         ]
 
     def backward(self, t: CFloat, x: str, g: str, dx: str | None) -> list[str]:
         rule = ELEMENTWISE[self.kind]
-        size = self.n_out
         return [
-            f"/* {self.label}, backward, in place on the gradient {g} (n, {size})",
+            f"/* {self.label}, backward, in place on the gradient {g} "
+            f"{_shape(self.out_shape)}",
             f" *   g = {rule.backward_math} */",
-            f"for (int j = 0; j < n * {size}; ++j)",
+            f"for (int j = 0; j < n * {self.out_size}; ++j)",
             f"    {g}[j] = {self._c(t, rule.backward_c, x, g)};",
         ]
 
@@ -205,8 +498,13 @@ class Rule:
 
     @property
     def needs_input(self) -> bool:
-        """Whether the backward rule reads the input ``x`` (else only ``y`` and ``g``)."""
+        """Whether the backward rule reads the input ``x``."""
         return "{x}" in self.backward_c
+
+    @property
+    def needs_output(self) -> bool:
+        """Whether the backward rule reads the output ``y``."""
+        return "{y}" in self.backward_c
 
 
 # The backward rules are the engine's VJPs (Tensor.relu, .leaky_relu, .sigmoid, .tanh in

@@ -133,10 +133,15 @@ class NativeProgram:
         self._init()
 
     def _rows(self, x: Any) -> np.ndarray:
+        """``x`` as a C-ordered (n, n_in) array of the program's dtype."""
         x = np.ascontiguousarray(x, dtype=self._dtype)
-        if x.ndim != 2 or x.shape[1] != self.program.n_in:
-            raise ValueError(f"{self.program.name}: expected inputs of shape (n, "
-                             f"{self.program.n_in}); got {x.shape}")
+        shape, n_in = self.program.input_shape, self.program.n_in
+        if x.ndim == 1 + len(shape) and x.shape[1:] == shape:
+            x = x.reshape(len(x), n_in)
+        if x.ndim != 2 or x.shape[1] != n_in:
+            raise ValueError(f"{self.program.name}: expected inputs of shape (n, {n_in})"
+                             + (f" or (n, {', '.join(map(str, shape))})" if len(shape) > 1
+                                else "") + f"; got {x.shape}")
         return x
 
     def forward(self, x: Any) -> np.ndarray:

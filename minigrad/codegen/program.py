@@ -1,8 +1,9 @@
 """Compile a network's training step to one self-contained C99 file with one static buffer.
 
-:func:`compile_training_step` walks a model (a ``Sequential`` of ``Linear`` layers and
-activations, nested or not), decides where every array lives in one buffer
-(:mod:`minigrad.codegen.layout`), and writes the C of each step in order:
+:func:`compile_training_step` walks a model (a ``Sequential``, nested or not, of ``Linear``,
+``Conv2d``, ``MaxPool2d``, ``Flatten`` and activations), checks that the shapes fit, decides
+where every array lives in one buffer (:mod:`minigrad.codegen.layout`), and writes the C of
+each step in order:
 
 1. the forward pass, layer by layer (:mod:`minigrad.codegen.layers`);
 2. the loss and the gradient of the output, fused (:mod:`minigrad.codegen.losses`);
@@ -16,6 +17,7 @@ threads, no files: it runs on a microcontroller as well as on a PC.
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,13 +28,24 @@ import numpy as np
 from .. import backend, nn
 from .cfloat import CFloat, c_float
 from .harness import harness
-from .layers import ELEMENTWISE, CElementwise, CLayer, CLinear
+from .layers import (
+    ELEMENTWISE,
+    CConv2d,
+    CElementwise,
+    CFlatten,
+    CLayer,
+    CLinear,
+    CMaxPool2d,
+)
 from .layout import BufferLayout, Region
 from .losses import LOSSES, CLoss
 
 __all__ = ["compile_training_step", "CProgram", "BufferSize", "UnsupportedModuleError"]
 
-SUPPORTED = "Linear, ReLU, LeakyReLU, Sigmoid and Tanh, in a Sequential (nested or not)"
+SUPPORTED = ("Linear, Conv2d, MaxPool2d, Flatten, ReLU, LeakyReLU, Sigmoid and Tanh, in a "
+             "Sequential (nested or not)")
+_LAYER_TYPES = (nn.Linear, nn.Conv2d, nn.MaxPool2d, nn.Flatten, nn.ReLU, nn.LeakyReLU,
+                nn.Sigmoid, nn.Tanh, nn.Sequential)
 
 _C_KEYWORDS = set("""auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct
@@ -73,8 +86,10 @@ class CProgram:
         ``"float64"`` (C ``double``) or ``"float32"`` (C ``float``).
     batch_size : int
         The most rows one call takes (``<NAME>_BATCH``); any batch from 1 to it works.
+    input_shape : tuple of int
+        The shape of one input sample (``(2,)``, or ``(1, 32, 32)`` for images).
     n_in, n_out : int
-        Features of an input row and outputs of a row.
+        Numbers in one input sample (flattened) and outputs of a sample.
     loss : str
         ``"cross_entropy"`` or ``"mse"``.
     param_names : list[str]
@@ -90,6 +105,7 @@ class CProgram:
     buffer_size: BufferSize
     dtype: str
     batch_size: int
+    input_shape: tuple[int, ...]
     n_in: int
     n_out: int
     loss: str
@@ -147,7 +163,7 @@ def _layers_of(module: nn.Module, path: str) -> list[tuple[str, nn.Module]]:
         return found
     kind = type(module).__name__
     where = f"at '{path}' (model.{path})" if path else "(the model itself)"
-    for base in (nn.Linear, nn.ReLU, nn.LeakyReLU, nn.Sigmoid, nn.Tanh, nn.Sequential):
+    for base in _LAYER_TYPES:
         if isinstance(module, base):
             if type(module).forward is not base.forward:
                 raise UnsupportedModuleError(
@@ -179,18 +195,89 @@ class _Plan:
     layout: BufferLayout
     macros: dict[str, str]          # region name -> C macro naming it
     params: list[tuple[str, np.ndarray]]
+    input_shape: tuple[int, ...]
     n_in: int
     momentum: float
     weight_decay: float
     deltas: tuple[str, ...]
 
 
+def _pair(value: Any) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
+
+
+def _input_shape(found: list[tuple[str, nn.Module]],
+                 input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The shape of one input sample: given, or read off a first Linear layer."""
+    if input_shape is not None:
+        shape = tuple(input_shape) if isinstance(input_shape, (tuple, list)) else (input_shape,)
+        if not shape or not all(isinstance(d, int) and d >= 1 for d in shape):
+            raise ValueError(f"codegen: input_shape must be the positive sizes of one sample, "
+                             f"e.g. (2,) or (1, 32, 32); got {input_shape!r}")
+        return shape
+    for path, module in found:
+        if isinstance(module, nn.Linear):
+            return (module.in_features,)
+        if not isinstance(module, (nn.ReLU, nn.LeakyReLU, nn.Sigmoid, nn.Tanh)):
+            raise ValueError(f"codegen: the model starts with a {type(module).__name__} (at "
+                             f"'{path}'), so the input's shape is not known: pass input_shape, "
+                             "the shape of one sample, e.g. input_shape=(1, 32, 32)")
+    raise ValueError(f"codegen: the model has no Linear or Conv2d layer, so nothing to train; "
+                     f"expected {SUPPORTED}")
+
+
+def _layer(path: str, module: nn.Module, shape: tuple[int, ...],
+           macros: dict[str, str], name_of: dict[int, str]) -> CLayer:
+    """The CLayer of one module, given the shape of its input sample (checked here)."""
+    title, kind = repr(module), type(module).__name__
+    where = f"the {kind} at '{path}'" if path else f"the {kind}"
+
+    def params() -> dict[str, str | None]:
+        w = name_of[id(module.weight)]
+        b = name_of[id(module.bias)] if module.bias is not None else None
+        return {"weight": macros[w], "bias": macros[b] if b else None,
+                "grad_weight": macros[f"grad/{w}"], "grad_bias": macros[f"grad/{b}"] if b else None}
+
+    if isinstance(module, nn.Linear):
+        if len(shape) != 1:
+            raise ValueError(f"codegen: {where} needs samples of shape (features,), but the "
+                             f"layer before it gives shape {shape}; add nn.Flatten() before it")
+        if module.in_features != shape[0]:
+            raise ValueError(f"codegen: {where} takes {module.in_features} features, but the "
+                             f"layer before it gives {shape[0]}")
+        return CLinear(path, title, shape, (module.out_features,), **params())
+    if isinstance(module, (nn.Conv2d, nn.MaxPool2d)):
+        if len(shape) != 3:
+            raise ValueError(f"codegen: {where} needs samples of shape (C, H, W); it gets "
+                             f"shape {shape}")
+        c, h, w = shape
+        kh, kw = _pair(module.kernel_size)
+        sh, sw = _pair(module.stride)
+        ph, pw = _pair(module.padding) if isinstance(module, nn.Conv2d) else (0, 0)
+        if kh > h + 2 * ph or kw > w + 2 * pw:
+            raise ValueError(f"codegen: {where} has {kh}x{kw} windows, larger than its "
+                             f"{h}x{w} input (with padding {ph}, {pw})")
+        oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+        if isinstance(module, nn.MaxPool2d):
+            return CMaxPool2d(path, title, shape, (c, oh, ow), kernel=(kh, kw), stride=(sh, sw))
+        if module.in_channels != c:
+            raise ValueError(f"codegen: {where} takes {module.in_channels} channels, but the "
+                             f"layer before it gives {c} (samples of shape {shape})")
+        return CConv2d(path, title, shape, (module.out_channels, oh, ow), kernel=(kh, kw),
+                       stride=(sh, sw), padding=(ph, pw), **params())
+    if isinstance(module, nn.Flatten):
+        if module.start_dim != 1 or module.end_dim not in (-1, len(shape)):
+            raise UnsupportedModuleError(
+                f"codegen: {where} flattens axes {module.start_dim} to {module.end_dim}; the "
+                "C generator supports only nn.Flatten() (all axes after the batch)")
+        return CFlatten(path, title, shape, (math.prod(shape),))
+    slope = float(module.negative_slope) if isinstance(module, nn.LeakyReLU) else 0.0
+    return CElementwise(path, title, shape, shape, kind=kind, slope=slope)
+
+
 def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
-          weight_decay: float, t: CFloat) -> _Plan:
+          weight_decay: float, t: CFloat, input_shape: tuple[int, ...] | None) -> _Plan:
     found = _layers_of(model, "")
-    if not any(isinstance(m, nn.Linear) for _, m in found):
-        raise ValueError("codegen: the model has no Linear layer, so nothing to train; "
-                         f"expected {SUPPORTED}")
     seen: dict[int, str] = {}
     for path, module in found:
         if id(module) in seen:
@@ -199,13 +286,17 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
                 f"'{seen[id(module)]}' and at '{path}'; shared layers are not supported "
                 "(build a separate layer for each place)")
         seen[id(module)] = path
+    shape = _input_shape(found, input_shape)
+    if not any(isinstance(m, (nn.Linear, nn.Conv2d)) for _, m in found):
+        raise ValueError(f"codegen: the model has no Linear or Conv2d layer, so nothing to "
+                         f"train; expected {SUPPORTED}")
 
     # Parameters: their names and order are the model's own.
     named = list(model.named_parameters())
     name_of = {id(p): name for name, p in named}
     owned = set()
     for _, module in found:
-        if isinstance(module, nn.Linear):
+        if isinstance(module, (nn.Linear, nn.Conv2d)):
             owned.add(id(module.weight))
             if module.bias is not None:
                 owned.add(id(module.bias))
@@ -236,58 +327,47 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
             add(f"momentum/{name}", "MOMENTUM_" + _c_ident(name), value.shape,
                 f"momentum of {name}")
 
-    # Layers: check the sizes fit from one to the next, and give each output a region.
-    first = next(m for _, m in found if isinstance(m, nn.Linear))
-    n_in = width = first.in_features
+    # Layers: check the shapes fit from one to the next, and give each output a region.
+    first_shape, n_in = shape, math.prod(shape)
     layers: list[CLayer] = []
     for path, module in found:
-        title = repr(module)
-        kind = type(module).__name__
-        if isinstance(module, nn.Linear):
-            if module.in_features != width:
-                raise ValueError(
-                    f"codegen: the Linear at '{path}' takes {module.in_features} features, "
-                    f"but the layer before it gives {width}")
-            w, b = name_of[id(module.weight)], (
-                name_of[id(module.bias)] if module.bias is not None else None)
-            layer: CLayer = CLinear(
-                path, title, width, module.out_features, weight=macros[w],
-                bias=macros[b] if b else None, grad_weight=macros[f"grad/{w}"],
-                grad_bias=macros[f"grad/{b}"] if b else None)
-            width = module.out_features
-        else:
-            slope = float(module.negative_slope) if isinstance(module, nn.LeakyReLU) else 0.0
-            layer = CElementwise(path, title, width, width, kind=kind, slope=slope)
-        label = path or "output"
+        layer = _layer(path, module, shape, macros, name_of)
+        shape = layer.out_shape
+        kind, label = type(module).__name__, path or "output"
         before = layers[-1] if layers else None
-        if (isinstance(layer, CElementwise) and isinstance(before, CLinear)
-                and not ELEMENTWISE[kind].needs_input):
-            # Nothing needs a Linear's output but the activation after it (the Linear's
-            # backward needs its input), and this activation's backward needs only its own
-            # output: so it overwrites the Linear's output, and saves an array.
+        if isinstance(layer, CFlatten):
+            layer.output = before.output if before else "x"  # the same memory, a new shape
+        elif (isinstance(layer, CElementwise) and before is not None
+              and not isinstance(before, (CElementwise, CFlatten))
+              and not ELEMENTWISE[kind].needs_input):
+            # Nothing reads the output of the layer before but this activation (that layer's
+            # backward needs only its input), and this activation's backward needs only its
+            # own output: so it overwrites the layer's output, and saves an array.
             layer.output, layer.in_place = before.output, True
             act = next(name for name, macro in macros.items() if macro == before.output)
             layout.notes[act] += f", then of {kind} '{label}' (in place)"
         else:
-            layer.output = add(f"act/{label}", "ACT_" + _c_ident(label), (batch_size, width),
+            layer.output = add(f"act/{label}", "ACT_" + _c_ident(label), (batch_size, *shape),
                                f"output of {kind} '{label}'")
         layers.append(layer)
+    if len(shape) != 1:
+        raise ValueError(f"codegen: the network must end with samples of shape (outputs,); "
+                         f"it ends with shape {shape}: add nn.Flatten() and a Linear layer")
 
-    # Gradients flowing back: two arrays take turns (a Linear reads one, writes the other;
-    # an activation works in place), as wide as the widest layer output that needs one.
-    last_param = max(i for i, layer in enumerate(layers) if layer.has_params)
+    # Gradients flowing back: two arrays take turns (a Linear reads one and writes the
+    # other; an activation works in place), as large as the largest gradient they hold.
     first_param = min(i for i, layer in enumerate(layers) if layer.has_params)
-    widest = max(layer.n_out for layer in layers[first_param:])
+    largest = max(layer.out_size for layer in layers[first_param:])
     deltas = ("DELTA_A",)
-    add("delta/a", "DELTA_A", (batch_size, widest), "gradient flowing back (1 of 2)")
-    if any(layer.has_params for layer in layers[first_param + 1:last_param + 1]):
-        add("delta/b", "DELTA_B", (batch_size, widest), "gradient flowing back (2 of 2)")
+    add("delta/a", "DELTA_A", (batch_size, largest), "gradient flowing back (1 of 2)")
+    if any(layer.dx_apart for layer in layers[first_param + 1:]):
+        add("delta/b", "DELTA_B", (batch_size, largest), "gradient flowing back (2 of 2)")
         deltas += ("DELTA_B",)
     if layout.size >= 2 ** 31:
         raise ValueError(f"codegen: the buffer would need {layout.size} elements, more than "
                          "a C int can index; use a smaller model or batch")
-    return _Plan(t, layers, CLoss(loss, width), layout, macros, params, n_in, momentum,
-                 weight_decay, deltas)
+    return _Plan(t, layers, CLoss(loss, shape[0]), layout, macros, params, first_shape, n_in,
+                 momentum, weight_decay, deltas)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,12 +425,12 @@ def _backward_pass(plan: _Plan) -> list[str]:
     body: list[str] = []
     for i in range(len(plan.layers) - 1, first_param - 1, -1):
         layer = plan.layers[i]
-        if isinstance(layer, CLinear):
+        if layer.dx_apart:
             dx = other if i > first_param else None  # the input's gradient, if anyone needs it
             body += layer.backward(plan.t, inputs[i], g, dx) + [""]
             if dx is not None:
                 g, other = other, g
-        else:
+        else:  # an activation (in place) or Flatten (nothing to do)
             body += layer.backward(plan.t, inputs[i], g, g) + [""]
     body = body[:-1]
     if not _uses("x", body):
@@ -392,6 +472,7 @@ def _sgd_update(plan: _Plan, n_params: int, name: str) -> list[str]:
 def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batch_size: int,
                           lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
                           dtype: str | None = None, name: str = "net",
+                          input_shape: tuple[int, ...] | None = None,
                           train_data: tuple[Any, Any] | None = None,
                           epochs: int = 100) -> CProgram:
     """Write a network's whole training step as one self-contained C99 file.
@@ -408,7 +489,8 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
         void <name>_set_params(const T *src);
         T   *<name>_buffer(void);                      /* the whole buffer; see .layout */
 
-    ``x`` holds ``n`` rows (1 <= n <= batch_size) of ``n_in`` features, row after row. A
+    ``x`` holds ``n`` samples (1 <= n <= batch_size) of ``n_in`` numbers each (an image
+    (C, H, W) flattened, for a convolutional network), one after another. A
     training step is the forward pass, the loss, the backward pass and one SGD update, with
     the same formulas as minigrad's engine and ``minigrad.optim.SGD``: the C program and the
     engine, from the same start and on the same batches, take the same steps (to rounding).
@@ -423,9 +505,9 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
     Parameters
     ----------
     model : nn.Module
-        A ``Sequential`` (nested ones too) of ``Linear``, ``ReLU``, ``LeakyReLU``,
-        ``Sigmoid`` and ``Tanh``; or one of those alone. Its current parameters become the
-        initial values.
+        A ``Sequential`` (nested ones too) of ``Linear``, ``Conv2d``, ``MaxPool2d``,
+        ``Flatten`` (all axes after the batch), ``ReLU``, ``LeakyReLU``, ``Sigmoid`` and
+        ``Tanh``; or one of those alone. Its current parameters become the initial values.
     loss : {"cross_entropy", "mse"}
         Softmax cross-entropy on the outputs as logits, against integer labels (fused and
         stable, as ``functional.cross_entropy``), or the mean squared error against targets
@@ -439,9 +521,12 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
         The C type: ``double`` or ``float``. By default the dtype of the model's parameters.
     name : str
         Prefix of the C names and of the files (a C identifier).
+    input_shape : tuple of int, optional
+        The shape of one input sample, e.g. ``(1, 32, 32)``. Needed when the model starts
+        with a convolution; otherwise it is ``(in_features,)`` of the first Linear.
     train_data : (X, y), optional
-        The data ``main()`` trains on, compiled in as literals: ``X`` (N, n_in), and ``y``
-        (N,) labels (cross-entropy) or (N, n_out) targets (MSE).
+        The data ``main()`` trains on, compiled in as literals: ``X`` (N, n_in) or (N,
+        *input_shape), and ``y`` (N,) labels (cross-entropy) or (N, n_out) targets (MSE).
     epochs : int
         Epochs ``main()`` trains for (``-D<NAME>_EPOCHS=...`` overrides).
 
@@ -490,23 +575,25 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
         dtypes = {str(p.data.dtype) for p in model.parameters()}
         dtype = dtypes.pop() if len(dtypes) == 1 else "float64"
     t = c_float(dtype)
-    plan = _plan(model, loss, batch_size, float(momentum), float(weight_decay), t)
+    plan = _plan(model, loss, batch_size, float(momentum), float(weight_decay), t,
+                 input_shape)
     n_out = plan.loss.n_out
     if loss == "cross_entropy" and n_out < 2:
         raise ValueError(f"compile_training_step: cross-entropy needs at least 2 outputs "
                          f"(classes); the model gives {n_out}")
-    data = _check_train_data(train_data, loss, plan.n_in, n_out, t)
+    data = _check_train_data(train_data, loss, plan.input_shape, n_out, t)
     regions = dict(plan.layout.regions)
     source = _source(plan, name, batch_size, float(lr), data, epochs, model)
     header = _header(plan, name, batch_size)
     return CProgram(name=name, source=source, header=header, layout=regions,
                     buffer_size=BufferSize(plan.layout.size, plan.layout.size * t.itemsize),
-                    dtype=t.dtype, batch_size=batch_size, n_in=plan.n_in, n_out=n_out,
-                    loss=loss, param_names=[n for n, _ in plan.params],
+                    dtype=t.dtype, batch_size=batch_size, input_shape=plan.input_shape,
+                    n_in=plan.n_in, n_out=n_out, loss=loss,
+                    param_names=[n for n, _ in plan.params],
                     notes=dict(plan.layout.notes))
 
 
-def _check_train_data(train_data: Any, loss: str, n_in: int, n_out: int,
+def _check_train_data(train_data: Any, loss: str, input_shape: tuple[int, ...], n_out: int,
                       t: CFloat) -> tuple[np.ndarray, np.ndarray] | None:
     if train_data is None:
         return None
@@ -516,8 +603,13 @@ def _check_train_data(train_data: Any, loss: str, n_in: int, n_out: int,
         raise ValueError("compile_training_step: train_data must be a pair (X, y)") from None
     X = np.asarray(backend.to_numpy(X), dtype=t.dtype)
     y = np.asarray(backend.to_numpy(y))
+    n_in = math.prod(input_shape)
+    if X.ndim == 1 + len(input_shape) and X.shape[1:] == input_shape:
+        X = X.reshape(len(X), n_in)
     if X.ndim != 2 or X.shape[1] != n_in or len(X) < 1:
-        raise ValueError(f"compile_training_step: train_data X must have shape (N, {n_in}); "
+        shapes = f"(N, {n_in})" + (f" or (N, {', '.join(map(str, input_shape))})"
+                                   if len(input_shape) > 1 else "")
+        raise ValueError(f"compile_training_step: train_data X must have shape {shapes}; "
                          f"got {X.shape}")
     if loss == "cross_entropy":
         if y.shape != (len(X),) or not np.issubdtype(y.dtype, np.integer):
@@ -550,7 +642,9 @@ def _header(plan: _Plan, name: str, batch_size: int) -> str:
         f"#define {N}_H",
         "",
         f"#define {N}_BATCH {batch_size}  /* the most rows one call takes */",
-        f"#define {N}_IN {plan.n_in}  /* features of one input row */",
+        f"#define {N}_IN {plan.n_in}  /* numbers in one input sample"
+        + (f", an image {_fmt_shape(plan.input_shape)} flattened" if len(plan.input_shape) > 1
+           else "") + " */",
         f"#define {N}_OUT {plan.loss.n_out}  /* outputs of one row"
         + (" (class scores)" if plan.loss.kind == "cross_entropy" else "") + " */",
         f"#define {N}_N_PARAMS {n_params}  /* numbers in all parameters, from offset 0 */",
