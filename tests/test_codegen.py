@@ -407,6 +407,11 @@ def test_init_restores_the_generated_weights_and_params_round_trip(tmp_path):
     assert not net.region("momentum/0.weight").any()
     net.load_state_dict({k: v * 2 for k, v in initial.items()})
     assert np.array_equal(net.region("2.0.bias"), 2 * initial["2.0.bias"])
+    # <name>_get_params / _set_params: one flat array, in named_parameters() order
+    flat = np.concatenate([v.ravel() for v in initial.values()])
+    assert np.array_equal(net.get_params(), 2 * flat)
+    net.set_params(flat)
+    assert all(np.array_equal(net.state_dict()[k], v) for k, v in initial.items())
 
 
 @needs_cc

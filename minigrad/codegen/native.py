@@ -123,6 +123,10 @@ class NativeProgram:
         target = ctypes.POINTER(ctypes.c_int) if program.loss == "cross_entropy" else p_real
         self._train_step.argtypes = [p_real, target, ctypes.c_int]
         self._train_step.restype = real
+        self._get_params = getattr(lib, f"{name}_get_params")
+        self._get_params.argtypes, self._get_params.restype = [p_real], None
+        self._set_params = getattr(lib, f"{name}_set_params")
+        self._set_params.argtypes, self._set_params.restype = [p_real], None
         get_buffer = getattr(lib, f"{name}_buffer")
         get_buffer.argtypes, get_buffer.restype = [], p_real
         self._lib = lib
@@ -175,6 +179,20 @@ class NativeProgram:
                              f"got {t.shape}")
         return float(self._train_step(x.ctypes.data_as(self._train_step.argtypes[0]),
                                       t.ctypes.data_as(self._train_step.argtypes[1]), n))
+
+    def get_params(self) -> np.ndarray:
+        """``<name>_get_params``: all parameters, one flat array in the model's order."""
+        out = np.empty(self.program.n_params, dtype=self._dtype)
+        self._get_params(out.ctypes.data_as(self._get_params.argtypes[0]))
+        return out
+
+    def set_params(self, values: Any) -> None:
+        """``<name>_set_params``: set all parameters from one flat array (model's order)."""
+        values = np.ascontiguousarray(values, dtype=self._dtype).ravel()
+        if values.size != self.program.n_params:
+            raise ValueError(f"{self.program.name}: expected {self.program.n_params} "
+                             f"parameter values; got {values.size}")
+        self._set_params(values.ctypes.data_as(self._set_params.argtypes[0]))
 
     def region(self, name: str) -> np.ndarray:
         """A view of the array ``name`` of the layout (e.g. ``"grad/0.weight"``), shaped."""
