@@ -34,7 +34,7 @@ def _literals(values: np.ndarray, fmt: Callable[[Any], str]) -> list[str]:
 def harness(loss: str, name: str, t: CFloat,
             data: tuple[np.ndarray, np.ndarray] | None, epochs: int) -> list[str]:
     """The lines of the ``#ifdef MINIGRAD_MAIN`` section: data, helpers and ``main()``."""
-    N, T = name.upper(), t.name  # noqa: N806
+    N, T = name.upper(), t.name
     ce = loss == "cross_entropy"
     # What one row's target is: a label, or NET_OUT numbers.
     tgt_type, tgt_size = ("int", "") if ce else (T, f" * {N}_OUT")

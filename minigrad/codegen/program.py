@@ -434,13 +434,13 @@ def _backward_pass(plan: _Plan) -> list[str]:
             body += layer.backward(plan.t, inputs[i], g, g) + [""]
     body = body[:-1]
     if not _uses("x", body):
-        body = ["(void)x;  /* the input is not needed: the first layer is an activation */",
+        body = ["(void)x;  /* not needed: the layers before the first Linear or Conv2d */",
                 ""] + body
     return body
 
 
 def _sgd_update(plan: _Plan, n_params: int, name: str) -> list[str]:
-    T = plan.t.name  # noqa: N806
+    T = plan.t.name
     lines = []
     if plan.momentum:
         rule = "v = momentum * v + g;  p -= lr * v"
@@ -627,7 +627,7 @@ def _check_train_data(train_data: Any, loss: str, input_shape: tuple[int, ...], 
 
 
 def _header(plan: _Plan, name: str, batch_size: int) -> str:
-    N, T = name.upper(), plan.t.name  # noqa: N806
+    N, T = name.upper(), plan.t.name
     layout = plan.layout
     n_params = sum(layout[p].size for p, _ in plan.params)
     target = plan.loss.target_param(plan.t)
@@ -684,8 +684,8 @@ def _header(plan: _Plan, name: str, batch_size: int) -> str:
 
 def _source(plan: _Plan, name: str, batch_size: int, lr: float,
             data: tuple[np.ndarray, np.ndarray] | None, epochs: int, model: nn.Module) -> str:
-    N, t = name.upper(), plan.t  # noqa: N806
-    T = t.name  # noqa: N806
+    N, t = name.upper(), plan.t
+    T = t.name
     layout, macros = plan.layout, plan.macros
     n_params = sum(layout[p].size for p, _ in plan.params)
     loss_name = {"cross_entropy": "softmax cross-entropy", "mse": "mean squared error"}
