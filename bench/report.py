@@ -107,6 +107,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     settings = list(report["medians_s"])
     order = [c for c in ("numpy", "byhand", "minigrad", "torch")
@@ -125,9 +126,13 @@ def plot(report: dict[str, Any], path: Path) -> None:
                 if contender in t:
                     xs.append(i + (k - (len(order) - 1) / 2) * width)
                     ys.append(t[contender] / t["numpy"])
-            ax.bar(xs, ys, width, label=NAMES[contender], color=colors[contender])
+            bars = ax.bar(xs, ys, width, label=NAMES[contender], color=colors[contender])
+            ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=6, padding=1)
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_yticks([0.25, 0.5, 1, 2, 4, 8])
         ax.set_xticks(range(len(cases)))
         ax.set_xticklabels(cases, rotation=20, ha="right", fontsize=8)
         ax.set_title("1 thread" if threads == "1" else f"threads: {threads}")
@@ -139,3 +144,31 @@ def plot(report: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def machine_line(report: dict[str, Any]) -> str:
+    """One line naming the machine and the versions the numbers were measured with."""
+    m = report["machine"]
+    blas = "; ".join(m.get("blas") or []) or "BLAS unknown"
+    return (f"{m['cpu']}, {m['logical_cpus']} logical CPUs, {m['platform']}; Python "
+            f"{m['python']}, NumPy {m['numpy']} ({blas}), PyTorch {m.get('torch') or '—'}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bench.report [results.json]``: print the tables of a saved run again."""
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)
+    p.add_argument("results", nargs="?", default=str(Path(__file__).parent / "results.json"))
+    a = p.parse_args(argv)
+    report = json.loads(Path(a.results).read_text())
+    print(table(report))
+    print(f"\nMachine: {machine_line(report)}")
+    print(f"Command: {report['settings']['command']} ({report['seconds']:.0f} s, load average "
+          f"{report['load_average']['before'][0]:.2f} before, "
+          f"{report['load_average']['after'][0]:.2f} after)")
+
+
+if __name__ == "__main__":
+    main()

@@ -61,7 +61,7 @@ def machine() -> dict[str, Any]:
         import numpy as np
         from threadpoolctl import threadpool_info
         info["blas"] = [f"{p.get('internal_api')} {p.get('version')} "
-                        f"({p.get('threading_layer', '?')}, {p['num_threads']} threads)"
+                        f"({p.get('threading_layer', '?')}, {p['num_threads']} threads by default)"
                         for p in threadpool_info() if p.get("user_api") == "blas"]
         del np
     except ImportError:
@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> dict:
     start = time.time()
     total = len(jobs) * args.rounds
     done = 0
+    about = machine()  # before scikit-learn (and SciPy's own BLAS) is imported below
     tmp = tempfile.TemporaryDirectory(prefix="minigrad-bench-")
     inputs = {}
     for case in cases:  # the data and weights, made once for every worker of the case
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict:
     tmp.cleanup()
     results = [_merge(v) for v in runs.values()]
     report = {
-        "machine": machine(),
+        "machine": about,
         "settings": {"cases": cases, "contenders": contenders, "threads": thread_settings,
                      "rounds": args.rounds, "repeats": args.repeats, "min_time": args.min_time,
                      "warmup": args.warmup, "seed": args.seed, "quick": args.quick,
