@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Case", "CASES", "TARGETS", "make_data", "init_params", "save_inputs", "load_inputs"]
+__all__ = ["CASES", "TARGETS", "Case", "init_params", "load_inputs", "make_data", "save_inputs"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,9 @@ def _moons(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _digits_train() -> tuple[np.ndarray, np.ndarray]:
     """The training images of the digits, upsampled to (N, 1, 32, 32), and their labels."""
-    from minigrad.data import digits  # stands alone: NumPy and scikit-learn, not the engine
+    from minigrad.data import (
+        digits,  # stands alone: NumPy and scikit-learn, not the engine
+    )
     (X, y), _ = digits(size=32)
     return X, y
 

@@ -6,7 +6,7 @@ derives on paper. The targets are measured against the tuned loops of :mod:`benc
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -6,7 +6,7 @@ Batches are turned into tensors before the clock starts, as for PyTorch.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -18,7 +18,8 @@ loss), which the harness checks through the first losses.
 """
 from __future__ import annotations
 
-from typing import Callable
+import itertools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def _mlp(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], objec
     sizes = case.sizes
     n_layers = len(sizes) - 1
     shapes = []
-    for i, o in zip(sizes[:-1], sizes[1:]):
+    for i, o in itertools.pairwise(sizes):
         shapes += [(o, i), (o,)]
     theta, grad = _Flat(shapes, case.dtype), _Flat(shapes, case.dtype)
     for view, value in zip(theta.views, params):
@@ -138,7 +139,7 @@ def _lenet(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], obj
     mu = case.momentum
 
     def buffers(n: int) -> dict:
-        e = lambda *shape, dtype=dt: np.empty(shape, dtype)  # noqa: E731
+        e = lambda *shape, dtype=dt: np.empty(shape, dtype)
         return {
             "x": e(32, 32, n), "cols1": e(25, 28, 28, n), "z1": e(6, 28, 28, n),
             "hm1": e(6, 28, 14, n), "lw1": e(6, 28, 14, n, dtype=bool),

@@ -6,7 +6,7 @@ into tensors before the clock starts (``torch.from_numpy``, no copy).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

@@ -17,7 +17,8 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 CONTENDERS = ("numpy", "byhand", "minigrad", "torch")
 _MODULES = {"numpy": "bench.impl_numpy", "byhand": "bench.impl_byhand",
