@@ -14,6 +14,7 @@ fallback made only of standard functions:
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import array_api_compat
@@ -95,11 +96,15 @@ def resolve_dtype(xp: Any, dtype: Any) -> Any:
     return getattr(xp, name)
 
 
+# isdtype() parses its arguments on every call and costs more than a small operation; the
+# answer for a (namespace, dtype) pair never changes, so it is cached.
+@functools.lru_cache(maxsize=None)
 def is_floating(xp: Any, dtype: Any) -> bool:
     """True for real floating dtypes (the only ones that can carry gradients)."""
     return xp.isdtype(dtype, "real floating")
 
 
+@functools.lru_cache(maxsize=None)
 def is_integer(xp: Any, dtype: Any) -> bool:
     """True for integer dtypes."""
     return xp.isdtype(dtype, "integral")

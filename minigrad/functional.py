@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backend import asarray, namespace
+from .backend import asarray, is_integer, namespace
 from .conv import conv2d, max_pool2d
 from .tensor import Tensor, op
 
@@ -53,7 +53,7 @@ def _check_targets(logits: Tensor, targets: Any, name: str) -> Any:
     if t.ndim != 1 or t.shape[0] != logits.shape[0]:
         raise ValueError(f"{name}: expected targets of shape ({logits.shape[0]},) with one class "
                          f"index per row of logits {logits.shape}; got shape {tuple(t.shape)}")
-    if not logits._xp.isdtype(t.dtype, "integral"):
+    if not is_integer(logits._xp, t.dtype):
         raise TypeError(f"{name}: targets must be integer class indices; got dtype {t.dtype}")
     return t
 
@@ -67,11 +67,15 @@ def cross_entropy(logits: Tensor, targets: Any) -> Tensor:
     t = _check_targets(logits, targets, "cross_entropy")
     xp, z = logits._xp, logits.data
     n, c = z.shape
-    log_p = z - _logsumexp(z, axis=1)
-    onehot = xp.astype(xp.arange(c)[None, :] == t[:, None], z.dtype)
-    loss = -xp.sum(log_p * onehot) / n
-    return op(loss, (logits,), lambda g, log_p, onehot: g * (xp.exp(log_p) - onehot) / n,
-              saved=(log_p, onehot), name="cross_entropy")
+    shifted = z - xp.max(z, axis=1, keepdims=True)  # softmax is unchanged by the shift
+    e = xp.exp(shifted)  # each <= 1: never overflows
+    total = xp.sum(e, axis=1, keepdims=True)
+    # onehot (N, C), built class-major and transposed: stored batch-last like the logits of
+    # nn.Linear, so that the elementwise operations below meet arrays of one memory layout
+    onehot = xp.astype(xp.arange(c)[:, None] == t[None, :], z.dtype).T
+    loss = -xp.sum((shifted - xp.log(total)) * onehot) / n  # log_softmax at the targets
+    return op(loss, (logits,), lambda g, p, onehot: (p - onehot) * (g / n),
+              saved=(e / total, onehot), name="cross_entropy")
 
 
 def nll_loss(log_probs: Tensor, targets: Any) -> Tensor:
