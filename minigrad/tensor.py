@@ -20,7 +20,8 @@ namespace (``self._xp``), so the same code runs on NumPy, CuPy and array-api-str
 from __future__ import annotations
 
 import contextlib
-import functools
+import itertools
+from heapq import heappop, heappush
 from typing import Any, Callable, Iterator, Sequence
 
 from .backend import asarray, is_floating, namespace, resolve_dtype, scatter_add, to_numpy
@@ -82,6 +83,9 @@ def _freed(g: Array, *saved: Array) -> tuple:
         "run the forward pass again.")
 
 
+_made = itertools.count()  # numbers the tensors that operations make, in order
+
+
 def op(data: Array, parents: Sequence["Tensor"], vjp: VJP, saved: tuple = (),
        name: str = "op") -> "Tensor":
     """Make the output tensor of an operation and record it in the graph.
@@ -118,6 +122,7 @@ def op(data: Array, parents: Sequence["Tensor"], vjp: VJP, saved: tuple = (),
     out._retains_grad = False
     if _GradMode.enabled and any([p.requires_grad for p in parents]):
         out.requires_grad = True
+        out._seq = next(_made)  # the order of creation: see backward()
         out._parents = tuple(parents)
         out._vjp = vjp
         out._saved = saved
@@ -150,7 +155,7 @@ class Tensor:
     """
 
     __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_saved", "_op",
-                 "_xp", "_retains_grad", "__weakref__")
+                 "_xp", "_retains_grad", "_seq", "__weakref__")
     __array_ufunc__ = None  # ``ndarray * Tensor`` calls Tensor.__rmul__, giving a Tensor
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
@@ -297,11 +302,15 @@ class Tensor:
         if self._vjp is None:  # a leaf: its gradient is the one given
             self.grad = grad if self.grad is None else self.grad + grad
             return
-        grads = {id(self): grad}  # gradients still flowing, of tensors made by operations
-        for node in reversed(_topological_order(self, leaves=False)):
-            g = grads.pop(id(node), None)
-            if g is None:
-                continue
+        # Each tensor made by an operation is numbered when it is made, so after its inputs.
+        # Running the waiting tensors newest first is therefore a topological order: a VJP runs
+        # once, after every use of its tensor has sent its gradient back. A heap hands out the
+        # newest; ``grads`` holds the sums still on their way.
+        grads = {id(self): grad}
+        waiting = [(-self._seq, self)]
+        while waiting:
+            node = heappop(waiting)[1]
+            g = grads.pop(id(node))
             if node._retains_grad:
                 node.grad = g if node.grad is None else node.grad + g
             parent_grads = node._vjp(g, *node._saved)
@@ -317,9 +326,11 @@ class Tensor:
                         f"its input's shape: did you unbroadcast?")
                 if parent._vjp is None:  # a leaf: nothing flows on, the sum lands in .grad
                     parent.grad = pg if parent.grad is None else parent.grad + pg
+                elif id(parent) in grads:  # used more than once: the gradients add up
+                    grads[id(parent)] = grads[id(parent)] + pg
                 else:
-                    key = id(parent)
-                    grads[key] = pg if key not in grads else grads[key] + pg
+                    grads[id(parent)] = pg
+                    heappush(waiting, (-parent._seq, parent))
             if not retain_graph:
                 node._vjp, node._saved = _freed, ()
 
