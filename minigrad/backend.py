@@ -32,6 +32,11 @@ __all__ = [
     "cupy_available", "to_device", "default_rng", "uniform", "copy_to", "save_npz", "load_npz",
 ]
 
+# NumPy 2.1 and later implement the array API standard in the ``numpy`` namespace itself (with
+# ``astype``, ``permute_dims``, ``concat``, ...), so the engine calls NumPy directly there;
+# array-api-compat's wrappers cost up to a microsecond and a half per call on small arrays.
+_NUMPY_IS_STANDARD = tuple(int(v) for v in np.__version__.split(".")[:2]) >= (2, 1)
+
 # array_namespace() inspects its argument every time and costs more than a small add, so the
 # answer is cached per array type (an ndarray is always NumPy, a cupy.ndarray always CuPy).
 _NAMESPACES: dict[type, Any] = {}
@@ -43,6 +48,8 @@ def namespace(x: Any) -> Any:
     xp = _NAMESPACES.get(kind)
     if xp is None:
         xp = array_api_compat.array_namespace(x)
+        if xp is _compat_numpy and _NUMPY_IS_STANDARD:
+            xp = np  # NumPy >= 2.1 is an array-API namespace itself: skip the wrappers' cost
         _NAMESPACES[kind] = xp
     return xp
 
@@ -86,7 +93,7 @@ def resolve_dtype(xp: Any, dtype: Any) -> Any:
         return None
     if isinstance(dtype, str):
         name = dtype
-    elif xp is _compat_numpy or (cp is not None and xp.__name__.endswith("cupy")):
+    elif xp is np or xp is _compat_numpy or (cp is not None and xp.__name__.endswith("cupy")):
         return np.dtype(dtype)
     else:
         try:
