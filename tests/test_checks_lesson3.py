@@ -1,6 +1,6 @@
 """The lesson 3 checks pass the reference solutions and catch broken ones with a useful message.
 
-The reference classes below are the notebook's solutions. Each broken variant is a mistake a
+The reference classes are the notebook's own solutions, loaded from it. Each broken variant is a mistake a
 student makes; the test asserts the check fails with ``CheckFailed`` and that the message
 points at the cause.
 """
@@ -15,84 +15,14 @@ import minigrad
 from minigrad import Tensor, no_grad
 from minigrad.checks import CheckFailed, lesson3
 
-
-# --- the reference solutions (as in solutions/03_parameters_modules_optimizer.py) -------------
-
-
-class Parameter(Tensor):
-    def __init__(self, data, dtype=None):
-        super().__init__(data, requires_grad=True, dtype=dtype)
+from solutions_helper import solution_namespace
 
 
-class Module:
-    def __call__(self, *args):
-        return self.forward(*args)
+# --- the reference solutions: the notebook's own exercise cells -------------------------------
 
-    def forward(self, *args):
-        raise NotImplementedError
-
-    def parameters(self):
-        found = []
-
-        def collect(value):
-            if isinstance(value, Parameter):
-                if not any(value is p for p in found):
-                    found.append(value)
-            elif isinstance(value, Module):
-                for p in value.parameters():
-                    collect(p)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    collect(item)
-            elif isinstance(value, dict):
-                for item in value.values():
-                    collect(item)
-
-        for value in vars(self).values():
-            collect(value)
-        return found
-
-
-class Linear(Module):
-    def __init__(self, in_features, out_features, rng=None):
-        rng = np.random.default_rng(rng)
-        k = 1.0 / np.sqrt(in_features)
-        self.weight = Parameter(rng.uniform(-k, k, size=(out_features, in_features)))
-        self.bias = Parameter(rng.uniform(-k, k, size=(out_features,)))
-
-    def forward(self, x):
-        return x @ self.weight.T + self.bias
-
-
-class ReLU(Module):
-    def forward(self, x):
-        return x.relu()
-
-
-class Sequential(Module):
-    def __init__(self, *layers):
-        self.layers = list(layers)
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
-class SGD:
-    def __init__(self, params, lr):
-        self.params = list(params)
-        self.lr = lr
-
-    @no_grad()
-    def step(self):
-        for p in self.params:
-            if p.grad is not None:
-                p.data = p.data - self.lr * p.grad
-
-    def zero_grad(self):
-        for p in self.params:
-            p.grad = None
+_SOLUTION = solution_namespace("03_parameters_modules_optimizer")
+Parameter, Module, Linear, ReLU, Sequential, SGD = (
+    _SOLUTION[name] for name in ["Parameter", "Module", "Linear", "ReLU", "Sequential", "SGD"])
 
 
 def fails(check, *args, match: str) -> str:

@@ -1,6 +1,6 @@
 """The lesson 4 checks pass the reference solutions and catch broken ones with a useful message.
 
-The reference functions are the notebook's solutions; each broken variant is a mistake a
+The reference functions are the notebook's own solutions, loaded from it; each broken variant is a mistake a
 student makes. A check must fail with ``CheckFailed`` and name the cause.
 """
 from __future__ import annotations
@@ -14,18 +14,17 @@ from minigrad import Tensor, byhand, nn, optim
 from minigrad import functional as F
 from minigrad.checks import CheckFailed, lesson4
 
+from solutions_helper import solution_namespace
 
-# --- the reference solutions (as in solutions/04_train_and_check.py) --------------------------
 
+# --- the reference solutions: the notebook's own exercise cells -------------------------------
 
-def network(W1, b1, W2, b2):
-    model = nn.Sequential(nn.Linear(W1.shape[1], W1.shape[0]), nn.Sigmoid(),
-                          nn.Linear(W2.shape[1], W2.shape[0]))
-    model.load_state_dict({"0.weight": W1, "0.bias": b1, "2.weight": W2, "2.bias": b2})
-    return model
+_SOLUTION = solution_namespace("04_train_and_check")
+network, hand_gradients, train = (_SOLUTION[name] for name in ["network", "hand_gradients", "train"])
 
 
 def _forward(x, t, W1, b1, W2, b2):
+    """The 2-2-2 forward pass in NumPy, shared by the broken hand_gradients variants below."""
     z1 = W1 @ x + b1
     h = 1 / (1 + np.exp(-z1))
     z2 = W2 @ h + b2
@@ -33,27 +32,6 @@ def _forward(x, t, W1, b1, W2, b2):
     p = p / p.sum()
     onehot = np.eye(len(z2))[t]
     return z1, h, z2, p, onehot
-
-
-def hand_gradients(x, t, W1, b1, W2, b2):
-    z1, h, z2, p, onehot = _forward(x, t, W1, b1, W2, b2)
-    delta2 = p - onehot
-    dh = W2.T @ delta2
-    delta1 = dh * h * (1 - h)
-    return {"W1": np.outer(delta1, x), "b1": delta1, "W2": np.outer(delta2, h), "b2": delta2}
-
-
-def train(model, X, y, steps, lr):
-    inputs = Tensor(X)
-    opt = optim.SGD(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(inputs), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
 
 
 def fails(check, *args, match: str) -> str:
