@@ -225,9 +225,12 @@ gc.enable()
 # <details><summary>Hint</summary>
 #
 # Keep a stack of pairs `(node, parents_done)`, starting with `[(root, False)]`, and a set of
-# `id`s already seen. Pop a pair. If `parents_done` is true, every parent is already in the
-# list: append the node. Otherwise push `(node, True)` back, then push `(parent, False)` for
-# each parent not seen yet (and mark it seen). The node is popped again after all its parents.
+# `id`s already visited. Pop a pair. If `parents_done` is true, every parent is already in the
+# list: append the node. Otherwise, if the node was visited already, skip it; else mark it
+# visited, push `(node, True)` back, then push `(parent, False)` for each parent not visited
+# yet. The node is popped again after all its parents. Mark a node when you *pop* it, not when
+# you push it: in `z = a * tanh(a)`, `a` is pushed by `z` first, but must still come before
+# `tanh(a)`.
 #
 # </details>
 
@@ -236,17 +239,19 @@ def topological_order(root):
     """Every tensor `root` depends on, each once, each after all of its parents."""
     ### BEGIN SOLUTION
     order = []
-    seen = {id(root)}
+    visited = set()
     stack = [(root, False)]
     while stack:
         node, parents_done = stack.pop()
-        if parents_done:
+        if parents_done:               # all its parents are in the list: it can follow
             order.append(node)
             continue
+        if id(node) in visited:        # reached again along another path
+            continue
+        visited.add(id(node))
         stack.append((node, True))
         for parent in node.parents:
-            if id(parent) not in seen:
-                seen.add(id(parent))
+            if id(parent) not in visited:
                 stack.append((parent, False))
     return order
     ### END SOLUTION

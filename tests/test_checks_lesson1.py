@@ -123,6 +123,25 @@ def test_recursive_topological_order_is_caught():
           match=r"chain of \d+ tanh.*RecursionError.*explicit stack")
 
 
+def test_topological_order_marking_on_push_is_caught():
+    """Marking a tensor visited when it is pushed puts tanh(a) before a in z = a * tanh(a)."""
+    def topological_order(root):
+        order, seen, stack = [], {id(root)}, [(root, False)]
+        while stack:
+            node, parents_done = stack.pop()
+            if parents_done:
+                order.append(node)
+                continue
+            stack.append((node, True))
+            for parent in node.parents:
+                if id(parent) not in seen:
+                    seen.add(id(parent))
+                    stack.append((parent, False))
+        return order
+
+    fails(L1.topological_order, topological_order, match=r"shortcut.*comes before its parent.*pop")
+
+
 def test_topological_order_without_visited_set_is_caught():
     def topological_order(root):
         order, stack = [], [(root, False)]

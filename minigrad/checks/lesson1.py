@@ -86,16 +86,18 @@ T = ReferenceTensor
 
 
 def _ref_topological_order(root: T) -> list[T]:
-    order, visited, stack = [], {id(root)}, [(root, False)]
+    order, visited, stack = [], set(), [(root, False)]
     while stack:
         node, parents_done = stack.pop()
         if parents_done:
             order.append(node)
             continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
         stack.append((node, True))
         for p in node.parents:
             if id(p) not in visited:
-                visited.add(id(p))
                 stack.append((p, False))
     return order
 
@@ -208,6 +210,13 @@ def _graphs() -> dict[str, tuple[T, list[T]]]:
     z = _r_mul(b, c, "z")
     graphs["a diamond: a = x * w; z = tanh(a) * exp(a)"] = (z, [x, w, a, b, c, z])
 
+    x, w = T([0.5, -1.0], name="x"), T([2.0, 0.3], name="w")
+    a = _r_mul(x, w, "a")
+    b = _r_tanh(a, "b")
+    z = _r_mul(a, b, "z")
+    graphs["a shortcut: a = x * w; z = a * tanh(a) (a is a parent of z and of tanh(a))"] = \
+        (z, [x, w, a, b, z])
+
     x = T([1.0, 2.0], name="x")
     s, nodes = x, [x]
     for i in range(16):
@@ -258,7 +267,9 @@ def _check_order(case: str, got: Any, nodes: list[T]) -> None:
                 fail(case, f"{t!r} (position {pos[id(t)]}) comes before its parent {p!r} "
                            f"(position {pos[id(p)]})",
                      "append a tensor only after all its parents are in the list: push it "
-                     "back on the stack with a flag 'parents done', then push its parents")
+                     "back on the stack with a flag 'parents done', then push its parents; "
+                     "mark a tensor visited when you pop it, not when you push it (a tensor "
+                     "pushed early by one child may be reached again through another)")
 
 
 def topological_order(topological_order: Callable) -> None:
@@ -333,6 +344,11 @@ def _backward_cases() -> dict[str, Callable[[], tuple[T, list[T]]]]:
         a = _r_mul(x, w, "a")
         return _r_mul(_r_tanh(a, "b"), _r_exp(a, "c"), "z"), [x, w]
 
+    def shortcut():
+        x, w = T(wv[0], name="x"), T(wv[1], name="w")
+        a = _r_mul(x, w, "a")
+        return _r_mul(a, _r_tanh(a, "b"), "z"), [x, w]
+
     def deep():
         root, nodes = _deep_chain(DEPTH)
         return root, [nodes[0]]
@@ -340,6 +356,7 @@ def _backward_cases() -> dict[str, Callable[[], tuple[T, list[T]]]]:
     return {"z = x * y": product, "z = x * x": square, "z = (x + y) + x": sum_then_reuse,
             "z = x + x + ... + x (x used 50 times)": used_fifty_times,
             "a diamond: a = x * w; z = tanh(a) * exp(a)": diamond,
+            "a shortcut: a = x * w; z = a * tanh(a)": shortcut,
             f"a chain of {DEPTH} tanh operations": deep}
 
 
