@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from heapq import heappop, heappush
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from .backend import asarray, is_floating, namespace, resolve_dtype, scatter_add, to_numpy
 from .broadcast import broadcast_shapes, unbroadcast
@@ -669,36 +669,6 @@ def leaky_relu(x: Tensor, slope: float = 0.01) -> Tensor:
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _topological_order(root: Tensor, leaves: bool = True) -> list[Tensor]:
-    """Every tensor ``root`` depends on that needs a gradient, parents before children.
-
-    With ``leaves=False``, only the tensors made by operations (those with a VJP to run), as
-    ``backward()`` wants them. An explicit stack instead of recursion, so a chain 10,000
-    operations deep works.
-    """
-    order: list[Tensor] = []
-    visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
-    while stack:
-        node, parents_done = stack.pop()
-        if parents_done:  # every parent is already in the order: the node can follow
-            order.append(node)
-            continue
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
-        stack.append((node, True))
-        for parent in node._parents:
-            if parent.requires_grad and id(parent) not in visited:
-                if parent._vjp is None:  # a leaf has no parents: it can go in right away
-                    visited.add(id(parent))
-                    if leaves:
-                        order.append(parent)
-                else:
-                    stack.append((parent, False))
-    return order
 
 
 def _is_number(x: Any) -> bool:

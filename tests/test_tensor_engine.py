@@ -278,6 +278,19 @@ def test_saved_arrays_are_released_after_backward():
     assert "digraph" in graph.to_dot(loss)
 
 
+def test_graph_nodes_come_after_all_their_parents():
+    x = mg.tensor([0.5, -1.0], requires_grad=True)
+    a = x * 2.0
+    b = a.tanh()
+    z = a * b  # a is a parent of z directly and through b
+    order = graph.nodes(z)
+    position = {id(t): i for i, t in enumerate(order)}
+    assert len(order) == 4 and order[-1] is z
+    for t in order:
+        for p in t._parents:
+            assert position[id(p)] < position[id(t)]
+
+
 # --- gradcheck reports where it disagrees ----------------------------------------------------
 
 
