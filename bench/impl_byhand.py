@@ -1,4 +1,4 @@
-"""The readable hand-built loop of :mod:`minigrad.byhand`: reported, not the target.
+"""The readable hand-built loop of :mod:`minigrad.course.byhand`: reported, not the target.
 
 It is the course's oracle, written for clarity (a fresh array per operation, a loop over
 parameters for the update), so it shows what the engine costs over the code a student
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from minigrad import byhand
+from minigrad.course import byhand
 
 from .cases import Case, Data
 
@@ -18,9 +18,9 @@ __all__ = ["make_step"]
 
 
 def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], object]:
-    """One training step of ``case`` with ``minigrad.byhand``'s layers and ``sgd_step``."""
+    """One training step of ``case`` with ``minigrad.course.byhand``'s layers and ``sgd_step``."""
     if case.kind != "mlp" or case.momentum:
-        raise NotImplementedError("minigrad.byhand has no convolution, pooling or momentum")
+        raise NotImplementedError("minigrad.course.byhand has no convolution, pooling or momentum")
     model = byhand.MLP.from_sizes(case.sizes, dtype=case.dtype)
     linears = [layer for layer in model.layers if isinstance(layer, byhand.Linear)]
     for layer, W, b in zip(linears, params[0::2], params[1::2]):

@@ -19,7 +19,7 @@ import subprocess
 import numpy as np
 
 from minigrad import nn
-from minigrad.codegen import build_command, compile_executable, compile_training_step
+from minigrad.export.c import build_command, compile_executable, compile_training_step
 from minigrad.data import moons
 
 

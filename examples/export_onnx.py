@@ -8,7 +8,7 @@
 The network is the one of ``train_moons.py``: Linear(2, 16) - ReLU - Linear(16, 16) - ReLU -
 Linear(16, 2). Without ``--load`` the script trains it for a few epochs; with ``--load`` it
 reads a state dict saved by ``minigrad.save`` (converted to ``--dtype``). It then exports the
-model with ``minigrad.onnx.export``, loads the file in ONNX Runtime, runs it on all the points
+model with ``minigrad.export.onnx.export``, loads the file in ONNX Runtime, runs it on all the points
 (a batch of another size than the example: the batch axis is dynamic), and prints the largest
 difference from minigrad's own output. It needs the onnx extra:
 ``pip install "minigrad-course[onnx]"``.
@@ -23,7 +23,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import nn, optim
 from minigrad.data import batches, moons
-from minigrad.onnx import INSTALL_HINT, export
+from minigrad.export.onnx import INSTALL_HINT, export
 
 
 def build_model(hidden: list[int], seed: int, dtype: str) -> nn.Sequential:

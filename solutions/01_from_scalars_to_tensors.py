@@ -25,13 +25,13 @@ import time
 
 import numpy as np
 
-from minigrad import checks
-from minigrad.scalar import Var
+from minigrad.course import checks
+from minigrad.course.scalar import Var
 
 # %% [markdown]
 # ## 1. A recap: the scalar `Var`
 #
-# `minigrad.scalar.Var` is the engine you know. Each `Var` holds one number in `.data`. An
+# `minigrad.course.scalar.Var` is the engine you know. Each `Var` holds one number in `.data`. An
 # operation makes a new `Var` that remembers its parents and the *local derivative* with
 # respect to each. `backward()` then applies the chain rule from the output back:
 # `parent.grad += local * child.grad`.

@@ -26,7 +26,8 @@ import numpy as np
 
 import minigrad
 import minigrad.functional as F
-from minigrad import Tensor, checks, op
+from minigrad import Tensor, op
+from minigrad.course import checks
 
 plt.rcParams.update({"figure.dpi": 72, "figure.figsize": (6, 3), "font.size": 9})
 
@@ -270,7 +271,7 @@ checks.lesson2.transpose(transpose)
 
 # %% tags=["demo"]
 # NBVAL_IGNORE_OUTPUT
-from minigrad.widgets import BroadcastBackward
+from minigrad.course.widgets import BroadcastBackward
 
 BroadcastBackward(shape_a="3,1", shape_b="1,4", op="+")
 

@@ -22,7 +22,8 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minigrad import Tensor, checks, graph, no_grad
+from minigrad import Tensor, graph, no_grad
+from minigrad.course import checks
 
 np.set_printoptions(precision=4, suppress=True)
 plt.rcParams["figure.dpi"] = 72   # small figures keep the notebook light

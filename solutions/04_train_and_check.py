@@ -13,7 +13,7 @@
 # - build a network with `minigrad.nn`, load given weights into it, and write the training loop
 #   with `minigrad.optim.SGD`;
 # - derive every gradient of a small network by hand, and check an engine against those
-#   numbers and against hand-written backward passes (`minigrad.byhand`) to 1e-12;
+#   numbers and against hand-written backward passes (`minigrad.course.byhand`) to 1e-12;
 # - train the 2-16-16-2 network on the moons and show it matches the hand-built loop step
 #   for step;
 # - measure what a graph holds in memory, see it released, and explain why an engine whose
@@ -32,9 +32,10 @@ import weakref
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minigrad import Tensor, byhand, checks, data, graph, nn, no_grad, optim
+from minigrad import Tensor, data, graph, nn, no_grad, optim
+from minigrad.course import byhand, checks
 from minigrad import functional as F
-from minigrad.scalar import Var
+from minigrad.course.scalar import Var
 
 np.set_printoptions(precision=6, suppress=True)
 plt.rcParams["figure.dpi"] = 72   # small figures keep the notebook light
@@ -204,7 +205,7 @@ checks.lesson4.hand_gradients(hand_gradients)
 # Now the same gradients three ways:
 #
 # - **by hand**: your `hand_gradients`, and the table above (rounded to 6 decimals);
-# - **by hand-built layers**: `minigrad.byhand` has `Linear`, `Sigmoid` and
+# - **by hand-built layers**: `minigrad.course.byhand` has `Linear`, `Sigmoid` and
 #   `SoftmaxCrossEntropy` classes whose `backward` methods are the formulas above, written
 #   out by a person (NumPy only; it never imports the engine it checks);
 # - **by the engine**: `loss.backward()` on the `minigrad.nn` model, which knows nothing about
@@ -360,7 +361,7 @@ assert accuracy(engine_mlp, X_test, y_test) >= 0.97
 # %% tags=["demo"]
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
 ax1.semilogy(engine_losses, lw=4, alpha=0.4, label="engine (minigrad.nn)")
-ax1.semilogy(hand_losses, "k--", lw=1, label="by hand (minigrad.byhand)")
+ax1.semilogy(hand_losses, "k--", lw=1, label="by hand (minigrad.course.byhand)")
 ax1.set_xlabel("step")
 ax1.set_ylabel("cross-entropy")
 ax1.set_title(f"largest parameter difference: {largest_gap:.0e}")
@@ -527,7 +528,7 @@ class CycleVar:
 # The output refers to its closure (`out.backward_fn`), and the closure refers to the output:
 # a reference cycle. Reference counting can never free a cycle, because each member keeps the
 # other's count above zero. Only Python's cycle collector (`gc`) can, when it next runs. The
-# course's scalar engine, `minigrad.scalar.Var`, has no cycle and is freed at once:
+# course's scalar engine, `minigrad.course.scalar.Var`, has no cycle and is freed at once:
 
 # %% tags=["demo"]
 # NBVAL_CHECK_OUTPUT

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
-from minigrad.broadcast import NUMPY_RULE, broadcast_pair, plan, unbroadcast
+from minigrad.broadcast import unbroadcast
+from minigrad.course.widgets.plan import NUMPY_RULE, broadcast_pair, plan
 
 OPS = ["+", "-", "*", "/"]
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import byhand, nn, optim
+from minigrad import nn, optim
+from minigrad.course import byhand
 from minigrad.data import batches, moons
 
 

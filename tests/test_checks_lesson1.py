@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import minigrad
-from minigrad import checks
-from minigrad.checks import CheckFailed
-from minigrad.checks import lesson1 as L1
+from minigrad.course import checks
+from minigrad.course.checks import CheckFailed
+from minigrad.course.checks import lesson1 as L1
 from minigrad.course import exercise_cells, read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]

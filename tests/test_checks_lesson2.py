@@ -11,8 +11,8 @@ import pytest
 import minigrad
 import minigrad.functional as F
 from minigrad import Tensor, op
-from minigrad.checks import CheckFailed
-from minigrad.checks import lesson2 as L2
+from minigrad.course.checks import CheckFailed
+from minigrad.course.checks import lesson2 as L2
 from minigrad.course import exercise_cells, read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import pytest
 
 import minigrad
 from minigrad import Tensor, no_grad
-from minigrad.checks import CheckFailed, lesson3
+from minigrad.course.checks import CheckFailed, lesson3
 
 from solutions_helper import solution_namespace
 

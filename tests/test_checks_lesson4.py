@@ -10,9 +10,10 @@ import re
 import numpy as np
 import pytest
 
-from minigrad import Tensor, byhand, nn, optim
+from minigrad import Tensor, nn, optim
+from minigrad.course import byhand
 from minigrad import functional as F
-from minigrad.checks import CheckFailed, lesson4
+from minigrad.course.checks import CheckFailed, lesson4
 
 from solutions_helper import solution_namespace
 

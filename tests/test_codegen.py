@@ -1,4 +1,4 @@
-"""minigrad.codegen: the generated C compiles cleanly and trains exactly as the engine does.
+"""minigrad.export.c: the generated C compiles cleanly and trains exactly as the engine does.
 
 Each program is built with the system C compiler into a shared library in tmp_path and called
 through ctypes (``codegen.load``); the same model is trained by the engine (nn + optim.SGD)
@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import codegen, nn, optim
-from minigrad.codegen import (
+from minigrad import nn, optim
+from minigrad.export import c as codegen
+from minigrad.export.c import (
     STRICT_FLAGS,
     UnsupportedModuleError,
     compile_executable,

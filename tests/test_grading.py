@@ -25,11 +25,11 @@ if str(FIXTURES) not in sys.path:
 
 import toy  # noqa: E402  (tests/grading_fixtures/toy.py)
 
-from minigrad.grading import (GraderError, Gradebook, GradingOptions, LessonError,  # noqa: E402
+from minigrad.course.grading import (GraderError, Gradebook, GradingOptions, LessonError,  # noqa: E402
                               NotebookGrade, find_submissions, grade, load_lessons,
                               read_gradebook, summary, write_report)
-from minigrad.grading.cli import main  # noqa: E402
-from minigrad.grading.submissions import (UnreadableNotebook, assemble, identify,  # noqa: E402
+from minigrad.course.grading.cli import main  # noqa: E402
+from minigrad.course.grading.submissions import (UnreadableNotebook, assemble, identify,  # noqa: E402
                                           read_notebook)
 
 OPTIONS = GradingOptions(cell_timeout=5, interrupt_grace=2, notebook_timeout=60,

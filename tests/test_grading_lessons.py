@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from minigrad.grading import GradingOptions, grade, load_lessons
+from minigrad.course.grading import GradingOptions, grade, load_lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASED = sorted((ROOT / "minigrad" / "course" / "released").glob("[0-9][0-9]_*.ipynb"))
@@ -144,7 +144,7 @@ def graded(tmp_path_factory):
                 nbformat.write(content, str(path))
     out = tmp_path_factory.mktemp("report")
     script = shutil.which("minigrad-grade", path=str(Path(sys.executable).parent))
-    command = [script] if script else [sys.executable, "-m", "minigrad.grading"]
+    command = [script] if script else [sys.executable, "-m", "minigrad.course.grading"]
     done = subprocess.run([*command, str(folder), "--jobs", "2", "--out", str(out),
                            "--no-progress"], capture_output=True, text=True, timeout=600,
                           check=False)

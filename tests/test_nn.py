@@ -7,7 +7,8 @@ import pytest
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import byhand, graph, nn
+from minigrad import graph, nn
+from minigrad.course import byhand
 
 
 def rand(*shape, seed=0):

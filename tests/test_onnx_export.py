@@ -1,4 +1,4 @@
-"""minigrad.onnx.export: the files pass the ONNX checker and run in ONNX Runtime as minigrad does.
+"""minigrad.export.onnx.export: the files pass the ONNX checker and run in ONNX Runtime as minigrad does.
 
 Each exported model is run in ONNX Runtime (CPU) on a batch of another size than the example
 it was exported with, and compared with minigrad's own forward pass. float64 is compared too,
@@ -20,7 +20,7 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.data import moons
-from minigrad.onnx import SUPPORTED_MODULES, export
+from minigrad.export.onnx import SUPPORTED_MODULES, export
 
 try:
     import onnx
@@ -396,7 +396,7 @@ def test_missing_onnx_names_the_extra(tmp_path, monkeypatch):
 
 
 def test_importing_minigrad_does_not_import_onnx():
-    code = ("import sys, minigrad, minigrad.onnx, minigrad.nn; "
+    code = ("import sys, minigrad, minigrad.export.onnx, minigrad.nn; "
             "print('onnx' in sys.modules, 'onnxruntime' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60, check=False)

@@ -1,10 +1,10 @@
-"""minigrad.scalar.Var against hand-derived derivatives and central differences."""
+"""minigrad.course.scalar.Var against hand-derived derivatives and central differences."""
 import math
 import sys
 
 import pytest
 
-from minigrad.scalar import Var
+from minigrad.course.scalar import Var
 
 
 def numeric(f, *values, eps=1e-6):

@@ -10,10 +10,10 @@ import pytest
 
 import minigrad
 from minigrad.broadcast import unbroadcast
-from minigrad.widgets import BroadcastBackward, ShapeError, parse_shape
-from minigrad.widgets import scene as scene_module
-from minigrad.widgets.draw import format_number
-from minigrad.widgets.shapes import MAX_CELLS, PRESETS, cap_shapes
+from minigrad.course.widgets import BroadcastBackward, ShapeError, parse_shape
+from minigrad.course.widgets import scene as scene_module
+from minigrad.course.widgets.draw import format_number
+from minigrad.course.widgets.shapes import MAX_CELLS, PRESETS, cap_shapes
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "interactives" / "broadcast_and_backward.ipynb"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -192,7 +192,7 @@ def test_every_preset_draws_or_explains(w):
 def test_an_internal_error_is_a_message_too(w, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
-    monkeypatch.setattr("minigrad.widgets.widget.make_scene", broken)
+    monkeypatch.setattr("minigrad.course.widgets.widget.make_scene", broken)
     w.shape_a_box.value = "2,1"  # must not raise
     assert "Something went wrong" in text(w) and "RuntimeError: boom" in text(w)
 

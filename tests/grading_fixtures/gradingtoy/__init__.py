@@ -1,4 +1,4 @@
-"""A toy checks package for the grader's tests (it stands in for ``minigrad.checks``)."""
+"""A toy checks package for the grader's tests (it stands in for ``minigrad.course.checks``)."""
 from . import lesson9  # noqa: F401  (``checks.lesson9`` works after ``import gradingtoy``)
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..broadcast import BroadcastPlan, unbroadcast
-from ..tensor import Tensor
+from ...broadcast import unbroadcast
+from .plan import BroadcastPlan
+from ...tensor import Tensor
 
 __all__ = ["Scene", "make_scene"]
 

@@ -8,7 +8,7 @@ namespace.
 
 One run:
 
-1. drops the checks package (``minigrad.checks`` and its submodules) from ``sys.modules`` and
+1. drops the checks package (``minigrad.course.checks`` and its submodules) from ``sys.modules`` and
    from its parent package, and imports it afresh, so a notebook cell that replaced a check
    function, or the whole module, gains nothing; the names it replaced are reported;
 2. runs the released check cell's source in a *copy* of the student's namespace, with
@@ -86,7 +86,7 @@ def _suspicious(package):
         if name not in ("numpy", "numpy.testing") and top != "minigrad":
             continue
         if name == package or name.startswith(package + ".") or name.startswith(
-                "minigrad.grading"):
+                "minigrad.course.grading"):
             continue
         try:
             items = list(vars(module).items())

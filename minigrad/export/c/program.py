@@ -2,11 +2,11 @@
 
 :func:`compile_training_step` walks a model (a ``Sequential``, nested or not, of ``Linear``,
 ``Conv2d``, ``MaxPool2d``, ``Flatten`` and activations), checks that the shapes fit, decides
-where every array lives in one buffer (:mod:`minigrad.codegen.layout`), and writes the C of
+where every array lives in one buffer (:mod:`minigrad.export.c.layout`), and writes the C of
 each step in order:
 
-1. the forward pass, layer by layer (:mod:`minigrad.codegen.layers`);
-2. the loss and the gradient of the output, fused (:mod:`minigrad.codegen.losses`);
+1. the forward pass, layer by layer (:mod:`minigrad.export.c.layers`);
+2. the loss and the gradient of the output, fused (:mod:`minigrad.export.c.losses`);
 3. the backward pass, the layers in reverse, each its VJP as loops;
 4. the SGD update of every parameter (with momentum and weight decay if asked).
 
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import backend, nn
+from ... import backend, nn
 from .cfloat import CFloat, c_float
 from .harness import harness
 from .layers import (
@@ -634,7 +634,7 @@ def _header(plan: _Plan, name: str, batch_size: int) -> str:
     param_lines = [f"#define {N}_OFFSET_{_c_ident(p)} {layout[p].offset}  /* {p} "
                    f"{_fmt_shape(layout[p].shape)} */" for p, _ in plan.params]
     lines = [
-        f"/* {name}.h: the training step of a network, compiled to C99 by minigrad.codegen.",
+        f"/* {name}.h: the training step of a network, compiled to C99 by minigrad.export.c.",
         " *",
         f" * All the state is one static array of {N}_BUF_SIZE {T} values inside {name}.c;",
         " * nothing is allocated at run time. Arrays are row-major, one row per sample. */",
@@ -694,7 +694,7 @@ def _source(plan: _Plan, name: str, batch_size: int, lr: float,
     last = plan.layers[-1].output
 
     out: list[str] = [
-        f"/* {name}.c: a network's training step in plain C99, written by minigrad.codegen.",
+        f"/* {name}.c: a network's training step in plain C99, written by minigrad.export.c.",
         " *",
         " * The network (minigrad):",
         *[" *   " + line for line in repr(model).splitlines()],

@@ -1,4 +1,4 @@
-"""The ``minigrad-grade`` command (also ``python -m minigrad.grading``).
+"""The ``minigrad-grade`` command (also ``python -m minigrad.course.grading``).
 
 Exit status: 0 when grading finished, whatever the scores; 2 when the grader could not run
 (bad arguments, no released lessons, no notebooks found); 130 when interrupted.
@@ -46,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--released", metavar="DIR",
                    help="folder of released lessons (default: those shipped with minigrad)")
     p.add_argument("--checks-package", metavar="NAME",
-                   help="package with the lessonN checks modules (default: minigrad.checks)")
+                   help="package with the lessonN checks modules (default: minigrad.course.checks)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
     p.add_argument("--list-lessons", action="store_true",

@@ -1,4 +1,4 @@
-"""Writing a :class:`~minigrad.grading.results.Gradebook` out: CSV, JSON and Markdown.
+"""Writing a :class:`~minigrad.course.grading.results.Gradebook` out: CSV, JSON and Markdown.
 
 ``write_report(book, out)`` writes into the folder ``out``:
 

@@ -5,7 +5,7 @@ The student builds the 2-2-2 network with :mod:`minigrad.nn`, derives its gradie
 function on the lesson's network and on other, random networks (so that numbers copied from
 the lesson's table do not pass), and compares with two references: the engine
 (:mod:`minigrad.nn`, :mod:`minigrad.functional`) and the hand-built layers of
-:mod:`minigrad.byhand`. On failure the message names the case, expected vs got, and the
+:mod:`minigrad.course.byhand`. On failure the message names the case, expected vs got, and the
 mistake that usually causes it.
 """
 from __future__ import annotations
@@ -14,10 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from minigrad import Tensor, byhand
+from minigrad import Tensor
+from minigrad.course import byhand
 from minigrad import functional as F
 from minigrad import nn
-from minigrad.checks import CheckFailed, passed, require_student, student_code
+from minigrad.course.checks import CheckFailed, passed, require_student, student_code
 
 __all__ = ["EXERCISES", "NETWORK", "network", "hand_gradients", "train_loop"]
 
@@ -369,7 +370,7 @@ def train_loop(train: Callable[..., Any]) -> None:
                       for k in want_params)
     if same_losses and same_params:
         passed(f"check 4.3: your loop's {steps} losses and final parameters equal the hand-built "
-               "loop's (minigrad.byhand) to 1e-10: zero_grad, forward, cross-entropy, backward "
+               "loop's (minigrad.course.byhand) to 1e-10: zero_grad, forward, cross-entropy, backward "
                "and the SGD step, in that order.")
         return
     cause = ("each step is: opt.zero_grad(), logits = model(X), loss = F.cross_entropy(logits, "

@@ -3,7 +3,7 @@
 Each check takes the classes the student wrote in the notebook, builds small cases out of
 them, and compares what they do with numbers computed here in plain NumPy. A check prints
 what it verified when everything agrees, and otherwise raises
-:class:`minigrad.checks.CheckFailed` naming the case, what was expected, what came, and the
+:class:`minigrad.course.checks.CheckFailed` naming the case, what was expected, what came, and the
 mistake that usually causes it.
 
 The checks are independent: each one needs only the classes it is given, so a mistake costs
@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from minigrad import Tensor, no_grad
-from minigrad.checks import CheckFailed, passed, require_student, student_code, with_globals
+from minigrad.course.checks import CheckFailed, passed, require_student, student_code, with_globals
 
 # The module itself (``minigrad.tensor`` the attribute is the function ``tensor``).
 _engine = importlib.import_module("minigrad.tensor")

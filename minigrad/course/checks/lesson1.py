@@ -6,7 +6,7 @@ Each check puts the one piece it is given into a *reference scaffold* defined he
 own exercise: a broken ``mul`` fails the ``mul`` check and nothing else.
 
 Operations are checked element by element against the scalar engine
-(:class:`minigrad.scalar.Var`), for the forward value and for the gradient of every input, and
+(:class:`minigrad.course.scalar.Var`), for the forward value and for the gradient of every input, and
 against central finite differences of the student's own forward pass. A forward pass that is
 wrong but consistent with its backward rule passes finite differences; the scalar engine
 catches it.
@@ -22,9 +22,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from minigrad.checks import (CheckFailed, assert_close, fail, numerical_vjp, passed,
+from minigrad.course.checks import (CheckFailed, assert_close, fail, numerical_vjp, passed,
                              require_student, show, student_code, with_globals)
-from minigrad.scalar import Var
+from minigrad.course.scalar import Var
 
 __all__ = ["EXERCISES", "tensor_class", "topological_order", "backward", "add", "sub", "mul",
            "div", "power", "exp", "log", "tanh", "relu", "ReferenceTensor"]

@@ -2,7 +2,7 @@
 
 The grader trusts only what it ships with: the released notebooks (package data in
 ``minigrad/course/released/``, written by ``python -m minigrad.course release``) and the
-``EXERCISES`` table of each lesson's checks module (``minigrad/checks/lessonN.py``). A
+``EXERCISES`` table of each lesson's checks module (``minigrad/course/checks/lessonN.py``). A
 submission is compared with these, cell by cell, never with itself.
 
 Cells are found by their tags:
@@ -31,8 +31,8 @@ __all__ = [
 ]
 
 #: The package the check cells call into; ``lessonN`` modules live in it.
-DEFAULT_CHECKS_PACKAGE = "minigrad.checks"
-#: The name the lessons' setup cell binds the checks package to (``from minigrad import checks``).
+DEFAULT_CHECKS_PACKAGE = "minigrad.course.checks"
+#: The name the lessons' setup cell binds the checks package to (``from minigrad.course import checks``).
 CHECKS_ALIAS = "checks"
 
 _TAG = re.compile(r"^(?P<kind>exercise|check):(?P<id>(?P<lesson>\d+)\.[A-Za-z0-9_.-]+)$")
@@ -102,7 +102,7 @@ class ReleasedLesson:
     exercises : dict
         ``{"1.1": {"title": ..., "points": ...}, ...}`` from the checks module, in its order.
     checks_module : str
-        The module that holds the lesson's checks, e.g. ``"minigrad.checks.lesson1"``.
+        The module that holds the lesson's checks, e.g. ``"minigrad.course.checks.lesson1"``.
     """
 
     key: str
@@ -238,7 +238,7 @@ def load_lessons(released: str | os.PathLike[str] | None = None,
         A folder of released notebooks ``NN_name.ipynb``. Default: :func:`default_released_dir`.
     checks_package : str, optional
         The package whose ``lessonN`` modules hold the checks and ``EXERCISES`` weights.
-        Default: ``$MINIGRAD_CHECKS_PACKAGE`` or ``"minigrad.checks"``.
+        Default: ``$MINIGRAD_CHECKS_PACKAGE`` or ``"minigrad.course.checks"``.
 
     Raises
     ------

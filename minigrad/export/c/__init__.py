@@ -8,7 +8,7 @@ is generated. The backward loops are the engine's own VJP formulas, so the C pro
 minigrad, started from the same weights and fed the same batches, take the same steps.
 
 >>> from minigrad import nn
->>> from minigrad.codegen import compile_training_step
+>>> from minigrad.export.c import compile_training_step
 >>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
 >>> program = compile_training_step(model, loss="cross_entropy", batch_size=32, lr=0.1)
 >>> program.buffer_size.bytes
@@ -23,10 +23,10 @@ Then ``cc -std=c99 -O2 -c build/net.c`` and call ``net_init()`` and ``net_train_
 n)`` from the device's code, or build the demo trainer with ``-DMINIGRAD_MAIN``. To check a
 program from Python, :func:`load` compiles it into a shared library and wraps it with ctypes.
 
-Modules: :mod:`~minigrad.codegen.program` (the API and the file's assembly),
-:mod:`~minigrad.codegen.layout` (the buffer's memory map), :mod:`~minigrad.codegen.layers`
-and :mod:`~minigrad.codegen.losses` (the C of each layer and loss),
-:mod:`~minigrad.codegen.harness` (the optional ``main()``), :mod:`~minigrad.codegen.native`
+Modules: :mod:`~minigrad.export.c.program` (the API and the file's assembly),
+:mod:`~minigrad.export.c.layout` (the buffer's memory map), :mod:`~minigrad.export.c.layers`
+and :mod:`~minigrad.export.c.losses` (the C of each layer and loss),
+:mod:`~minigrad.export.c.harness` (the optional ``main()``), :mod:`~minigrad.export.c.native`
 (compiling and loading from Python).
 """
 from .layout import Region

@@ -1,4 +1,4 @@
-"""Drawing a :class:`~minigrad.widgets.scene.Scene` as a PNG: the forward and backward pictures.
+"""Drawing a :class:`~minigrad.course.widgets.scene.Scene` as a PNG: the forward and backward pictures.
 
 The pictures are built from two kinds of item laid out in rows:
 

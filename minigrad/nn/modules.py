@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, NamedTuple
 
-from . import backend
-from . import functional as F
-from .tensor import Tensor, op
+from .. import backend
+from .. import functional as F
+from ..tensor import Tensor, op
 
 __all__ = [
     "Parameter", "Module", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Sequential",

@@ -1,7 +1,7 @@
 """Export a trained minigrad model to an ONNX file, to run it with ONNX Runtime and other tools.
 
 >>> import minigrad.nn as nn
->>> from minigrad.onnx import export
+>>> from minigrad.export.onnx import export
 >>> model = nn.Sequential(nn.Linear(2, 16, seed=0), nn.ReLU(), nn.Linear(16, 2, seed=1))
 >>> export(model, example_input, "moons.onnx")                        # doctest: +SKIP
 
@@ -167,7 +167,7 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[by
         # The oldest IR version that has this opset: the newest the onnx package knows may be
         # newer than the ONNX Runtime that will load the file.
         ir_version=helper.find_min_ir_version_for(opset_ids))
-    proto.doc_string = f"Exported by minigrad.onnx.export from:\n{model!r}"
+    proto.doc_string = f"Exported by minigrad.export.onnx.export from:\n{model!r}"
 
     # The checker also runs strict shape inference: every operator's shapes and types must
     # agree with each other and with the declared output shape.
@@ -322,7 +322,7 @@ def _import_onnx() -> Any:
         import onnx.numpy_helper
         import onnx.shape_inference
     except ImportError as exc:
-        raise ImportError(f"minigrad.onnx.export needs the optional 'onnx' package, which is "
+        raise ImportError(f"minigrad.export.onnx.export needs the optional 'onnx' package, which is "
                           f"not installed; install the onnx extra: {INSTALL_HINT} (it brings "
                           f"onnx and onnxruntime)") from exc
     return onnx

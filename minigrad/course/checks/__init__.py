@@ -6,7 +6,7 @@ small cases, prints what it verified when all is well, and otherwise raises
 and what usually causes that mistake. One module per lesson (``lesson1`` ...); each defines
 ``EXERCISES = {"1.1": {"title": ..., "points": ...}, ...}``, the weights the grader uses.
 
->>> from minigrad import checks
+>>> from minigrad.course import checks
 >>> checks.lesson1.mul(mul)          # doctest: +SKIP
 ✓ mul: forward values and both gradients agree with the scalar engine and finite differences (4 cases)
 """

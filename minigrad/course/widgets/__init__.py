@@ -2,7 +2,7 @@
 
 ``BroadcastBackward`` shows broadcasting and its backward pass for two shapes the student types::
 
-    from minigrad.widgets import BroadcastBackward
+    from minigrad.course.widgets import BroadcastBackward
     BroadcastBackward(shape_a="3,1", shape_b="1,4", op="+")
 """
 from .shapes import ShapeError, parse_shape

@@ -12,7 +12,7 @@ compares
 * the gradient's shape with the input's shape, naming the usual cause when they differ.
 
 The other functions of the lesson are replaced by reference versions while a check runs
-(:func:`minigrad.checks.with_globals`), so a mistake in ``sum`` cannot fail ``cross_entropy``.
+(:func:`minigrad.course.checks.with_globals`), so a mistake in ``sum`` cannot fail ``cross_entropy``.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from minigrad.broadcast import unbroadcast as _ref_unbroadcast
-from minigrad.checks import (CheckFailed, assert_close, fail, numerical_vjp, passed,
+from minigrad.course.checks import (CheckFailed, assert_close, fail, numerical_vjp, passed,
                              require_student, show, student_code, with_globals)
 from minigrad.tensor import Tensor, op
 

@@ -3,7 +3,7 @@
 It is compiled only with ``-DMINIGRAD_MAIN``, so the same file serves as a library (link it
 into the device's firmware and call ``<name>_train_step``) and as a demo program. The demo
 trains on a data set compiled in as literals (``train_data=`` of
-:func:`~minigrad.codegen.compile_training_step`) or, without one, read from standard input,
+:func:`~minigrad.export.c.compile_training_step`) or, without one, read from standard input,
 one row per line: the ``n_in`` features, then the label (cross-entropy) or the ``n_out``
 targets (MSE). Every epoch it shuffles the rows, trains on minibatches and prints the mean
 loss; at the end it prints the accuracy (cross-entropy) or the mean squared error (MSE) on

@@ -2,10 +2,10 @@
 
 The widget only reads controls and shows pictures. What it shows comes from elsewhere:
 
-* :func:`minigrad.widgets.shapes.parse_shape` reads the typed shapes;
+* :func:`minigrad.course.widgets.shapes.parse_shape` reads the typed shapes;
 * :func:`minigrad.broadcast.plan` says where every result cell comes from;
-* :func:`minigrad.widgets.scene.make_scene` runs the engine, forward and backward;
-* :mod:`minigrad.widgets.draw` draws a PNG, shown in an ``ipywidgets.Image``.
+* :func:`minigrad.course.widgets.scene.make_scene` runs the engine, forward and backward;
+* :mod:`minigrad.course.widgets.draw` draws a PNG, shown in an ``ipywidgets.Image``.
 
 A PNG in an ``Image`` (rather than ``plt.show()`` in an ``Output``) looks the same in
 JupyterLab, in Voilà and in a test with no screen at all.
@@ -19,7 +19,7 @@ import struct
 
 import ipywidgets as widgets
 
-from ..broadcast import OPERATORS, BroadcastPlan, broadcast_pair, plan
+from .plan import OPERATORS, BroadcastPlan, broadcast_pair, plan
 from .draw import SYMBOLS, render_backward, render_forward
 from .scene import Scene, make_scene
 from .shapes import MAX_CELLS, MAX_SIDE, PRESETS, ShapeError, cap_shapes, parse_shape
@@ -67,7 +67,7 @@ class BroadcastBackward(widgets.VBox):
 
     Examples
     --------
-    >>> from minigrad.widgets import BroadcastBackward
+    >>> from minigrad.course.widgets import BroadcastBackward
     >>> w = BroadcastBackward("3,1", "1,4", "*")
     >>> w.result_shape
     (3, 4)

@@ -6,18 +6,18 @@ From the command line::
 
 From Python::
 
-    from minigrad.grading import grade, write_report, summary
+    from minigrad.course.grading import grade, write_report, summary
     book = grade(["submissions/"], jobs=4)
     write_report(book, "grading-report")
     print(summary(book))
 
 Each notebook runs in a fresh kernel as the *released* lesson with the student's exercise cells
 put in place; the released checks run afresh after the student's code, and the weights come
-from ``minigrad.checks.lessonN.EXERCISES``. See :mod:`.runner` for what runs and
+from ``minigrad.course.checks.lessonN.EXERCISES``. See :mod:`.runner` for what runs and
 :mod:`.submissions` for the folder layout. The grader needs ``nbclient``, ``nbformat``,
 ``ipykernel`` and ``tqdm`` (the ``dev`` extra has them).
 
-Threat model: a student who edits or deletes check cells, or patches ``minigrad.checks`` from a
+Threat model: a student who edits or deletes check cells, or patches ``minigrad.course.checks`` from a
 cell, gains nothing. The grader is not a sandbox: notebooks run with the instructor's rights,
 so run it in a container or an unprivileged account when that matters.
 """

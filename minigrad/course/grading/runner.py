@@ -7,12 +7,12 @@ For each submission the grader
 2. assembles the notebook to run: the released lesson with the student's exercise cells in
    place, ``demo`` cells left out, and each check cell replaced by a run of the *released* check
    (:mod:`._in_kernel`): the checks package is imported afresh right before it, so nothing a
-   notebook cell did to ``minigrad.checks`` counts;
+   notebook cell did to ``minigrad.course.checks`` counts;
 3. starts a fresh kernel (nbclient, in a temporary working folder, with this Python and this
    ``minigrad``) and runs the steps in order, errors allowed. Each cell or check has a time
    limit (interrupted when it passes it) and the whole notebook has one too; a kernel that does
    not answer an interrupt is killed with its whole process group. Output is counted, not kept;
-4. scores each exercise from its checks with the weights in ``minigrad.checks.lessonN.EXERCISES``.
+4. scores each exercise from its checks with the weights in ``minigrad.course.checks.lessonN.EXERCISES``.
 
 A notebook that raises, loops, floods its output, crashes its kernel, or is not a notebook at
 all gets a grade that says what happened; the batch goes on. No kernel outlives its notebook.
@@ -56,7 +56,7 @@ __all__ = ["GradingOptions", "grade", "grade_submission", "run_assembly", "Grade
 
 _IN_KERNEL = (Path(__file__).with_name("_in_kernel.py")).read_text(encoding="utf-8")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_QUIET = logging.getLogger("minigrad.grading.kernel")  # nbclient's complaints: we report them
+_QUIET = logging.getLogger("minigrad.course.grading.kernel")  # nbclient's complaints: we report them
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
 
@@ -608,7 +608,7 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     Parameters
     ----------
     paths : sequence of paths
-        Notebooks and folders of them; see :mod:`minigrad.grading.submissions` for the layout.
+        Notebooks and folders of them; see :mod:`minigrad.course.grading.submissions` for the layout.
     students : sequence of str, optional
         Grade only these students.
     jobs : int
@@ -616,7 +616,7 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     released : path, optional
         The folder of released lessons (default: the ones shipped with minigrad).
     checks_package : str, optional
-        The package with the ``lessonN`` checks modules (default: ``minigrad.checks``).
+        The package with the ``lessonN`` checks modules (default: ``minigrad.course.checks``).
     options : GradingOptions, optional
         Time limits and output caps.
     progress : bool or None

@@ -1,6 +1,0 @@
-"""``python -m minigrad.grading``: the same as the ``minigrad-grade`` command."""
-import sys
-
-from .cli import main
-
-sys.exit(main())

@@ -1,0 +1,8 @@
+"""minigrad.nn: layers as objects, PyTorch-shaped.
+
+What lives here: :class:`Parameter`, :class:`Module` and the layers built on the engine
+(:mod:`.modules`). It imports the engine (``tensor``, ``functional``, ``backend``) and never
+``minigrad.export`` or ``minigrad.course``.
+"""
+from .modules import *  # noqa: F401,F403
+from .modules import __all__  # noqa: F401
