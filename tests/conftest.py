@@ -1,6 +1,10 @@
 """Shared test set-up: hypothesis profiles and the array namespaces the engine runs on."""
 import os
 
+# A failing check raises CheckFailed here (in a notebook it prints a line and records it). Set
+# before anything runs, so that nbval's kernels inherit it too.
+os.environ.setdefault("MINIGRAD_CHECKS_RAISE", "1")
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=25, deadline=None,

@@ -1,10 +1,17 @@
 """The checks that the lessons' check cells call, and the helpers they share.
 
 A check takes the *student's* objects (their functions and classes, passed in), runs them on
-small cases, prints what it verified when all is well, and otherwise raises
-:class:`CheckFailed` with a message that names the case, the expected and the actual values,
-and what usually causes that mistake. One module per lesson (``lesson1`` ...); each defines
-``EXERCISES = {"1.1": {"title": ..., "points": ...}, ...}``, the weights the grader uses.
+small cases, and prints what it verified when all is well (a ✓ line). When something is wrong
+it prints a ✗ line with a message that names the case, the expected and the actual values, and
+what usually causes that mistake, and the notebook goes on (Run All does not stop at the first
+mistake). With ``MINIGRAD_CHECKS_RAISE=1`` in the environment (the tests, nbval over the
+solutions, the grader) a failing check raises :class:`CheckFailed` instead.
+
+Every check records its verdict in this kernel, per exercise: :func:`done` tells whether an
+exercise's check has passed (lesson demos use it to fall back to the reference), and
+:func:`results` gives all of them. One module per lesson (``lesson1`` ...); each defines
+``EXERCISES = {"1.1": {"title": ..., "points": ...}, ...}``, the weights the grader uses, and
+marks each check with :func:`exercise`.
 
 >>> from minigrad.course import checks
 >>> checks.lesson1.mul(mul)          # doctest: +SKIP
@@ -13,8 +20,10 @@ and what usually causes that mistake. One module per lesson (``lesson1`` ...); e
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
+import sys
 import traceback
 import types
 from typing import Any, Callable, Iterator, NoReturn, Sequence
@@ -24,6 +33,7 @@ import numpy as np
 __all__ = [
     "CheckFailed", "require_student", "passed", "fail", "show", "assert_close",
     "assert_shape", "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
+    "exercise", "done", "results", "raising", "RAISE_VARIABLE",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -38,16 +48,22 @@ class CheckFailed(AssertionError):
 
     def _render_traceback_(self) -> list[str]:  # called by IPython instead of a traceback
         red, reset = "\x1b[31m", "\x1b[0m"
-        lines = [f"{red}CheckFailed{reset}: {self}"]
-        cause = self.__cause__
-        if cause is not None and not isinstance(cause, NotImplementedError):
-            frames = [f for f in traceback.extract_tb(cause.__traceback__)
-                      if not f.filename.startswith(_CHECKS_DIR)]
-            if frames:
-                lines += ["", "The error came from here:"]
-                lines += [line.rstrip("\n") for line in traceback.format_list(frames)]
-                lines.append(f"{red}{type(cause).__name__}{reset}: {cause}")
-        return lines
+        return [f"{red}CheckFailed{reset}: {self}"] + _student_frames(self, red, reset)
+
+
+def _student_frames(error: BaseException, red: str = "", reset: str = "") -> list[str]:
+    """The lines of the student's code that led to ``error``'s cause (not the check's own)."""
+    cause = error.__cause__
+    if cause is None or isinstance(cause, NotImplementedError):
+        return []
+    frames = [f for f in traceback.extract_tb(cause.__traceback__)
+              if not f.filename.startswith(_CHECKS_DIR)]
+    if not frames:
+        return []
+    lines = ["", "The error came from here:"]
+    lines += [line.rstrip("\n") for line in traceback.format_list(frames)]
+    lines.append(f"{red}{type(cause).__name__}{reset}: {cause}")
+    return lines
 
 
 _CHECKS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -62,6 +78,72 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(list(globals()) + list(_LESSONS))
+
+
+# ---------------------------------------------------------------------------------------------
+# Two modes: print and record (in a notebook), or raise (tests, nbval, the grader)
+
+#: The environment variable that makes a failing check raise :class:`CheckFailed`.
+RAISE_VARIABLE = "MINIGRAD_CHECKS_RAISE"
+
+_RESULTS: dict[str, bool] = {}   # exercise id -> did its latest check pass (in this kernel)
+
+
+def raising() -> bool:
+    """True when a failing check raises (``MINIGRAD_CHECKS_RAISE=1``), False when it prints."""
+    return os.environ.get(RAISE_VARIABLE, "").strip() not in ("", "0")
+
+
+def done(exercise_id: str) -> bool:
+    """True once the check of exercise ``exercise_id`` (e.g. ``"1.6"``) has passed here.
+
+    A later failing run of the same check makes it False again. Lesson demos use this to decide
+    whether to run on the student's code or fall back to the reference implementation.
+    """
+    return _RESULTS.get(str(exercise_id), False)
+
+
+def results() -> dict[str, bool]:
+    """Every exercise checked in this kernel so far: ``{"1.1": True, "1.2": False, ...}``."""
+    return dict(_RESULTS)
+
+
+def exercise(exercise_id: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Mark a function as the check of exercise ``exercise_id``.
+
+    The decorated check records its verdict (see :func:`done`). When it finds a mistake it
+    raises :class:`CheckFailed` if :func:`raising`, and otherwise prints a ✗ line with the
+    message (and the lines of the student's code that raised, if any) and returns, so that
+    the rest of the notebook still runs. An error of any other kind that escapes a check is
+    reported the same way.
+    """
+    def decorate(check: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(check)
+        def run(*args: Any, **kwargs: Any) -> None:
+            _RESULTS[exercise_id] = False
+            try:
+                check(*args, **kwargs)
+            except CheckFailed as error:
+                if raising():
+                    raise
+                _print_failure(exercise_id, str(error), _student_frames(error))
+                return
+            except Exception as error:  # noqa: BLE001 - reported like a failed check
+                if raising():
+                    raise
+                _print_failure(exercise_id, f"the check stopped with {type(error).__name__}: "
+                                            f"{error}", [])
+                return
+            _RESULTS[exercise_id] = True
+
+        run.exercise_id = exercise_id  # type: ignore[attr-defined]
+        return run
+    return decorate
+
+
+def _print_failure(exercise_id: str, message: str, frames: list[str]) -> None:
+    sys.stdout.flush()
+    print("\n".join([f"\u2717 exercise {exercise_id}: {message}", *frames]))
 
 
 # ---------------------------------------------------------------------------------------------

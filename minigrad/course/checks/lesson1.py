@@ -22,8 +22,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from minigrad.course.checks import (CheckFailed, assert_close, fail, numerical_vjp, passed,
-                             require_student, show, student_code, with_globals)
+from minigrad.course.checks import (CheckFailed, assert_close, exercise, fail, numerical_vjp,
+                                    passed, require_student, show, student_code, with_globals)
 from minigrad.course.scalar import Var
 
 __all__ = ["EXERCISES", "tensor_class", "topological_order", "backward", "add", "sub", "mul",
@@ -138,6 +138,7 @@ def _r_tanh(a: T, name: str = "") -> T:
 # 1.1 The Tensor class
 
 
+@exercise("1.1")
 def tensor_class(Tensor: type) -> None:
     """Exercise 1.1: ``Tensor(data, parents=(), vjp=None)`` stores a float array, ``grad``
     None, the parents as a tuple and the closure."""
@@ -272,6 +273,7 @@ def _check_order(case: str, got: Any, nodes: list[T]) -> None:
                      "pushed early by one child may be reached again through another)")
 
 
+@exercise("1.2")
 def topological_order(topological_order: Callable) -> None:
     """Exercise 1.2: every tensor once, each after all its parents, without recursion."""
     require_student(topological_order, "topological_order")
@@ -366,6 +368,7 @@ def _shared_gradients(root: T) -> bool:
     return any(a is b for i, a in enumerate(grads) for b in grads[:i])
 
 
+@exercise("1.3")
 def backward(backward: Callable) -> None:
     """Exercise 1.3: seed the output with ones, run each closure once in reverse topological
     order, and add the gradients that reach a tensor from all its uses."""
@@ -603,26 +606,31 @@ def _run_op(name: str, fn: Callable) -> None:
            f"(2, 3) and ())")
 
 
+@exercise("1.4")
 def add(add: Callable) -> None:
     """Exercise 1.4: ``add(a, b)``."""
     _run_op("add", add)
 
 
+@exercise("1.5")
 def sub(sub: Callable) -> None:
     """Exercise 1.5: ``sub(a, b)``."""
     _run_op("sub", sub)
 
 
+@exercise("1.6")
 def mul(mul: Callable) -> None:
     """Exercise 1.6: ``mul(a, b)``."""
     _run_op("mul", mul)
 
 
+@exercise("1.7")
 def div(div: Callable) -> None:
     """Exercise 1.7: ``div(a, b)``."""
     _run_op("div", div)
 
 
+@exercise("1.8")
 def power(power: Callable) -> None:
     """Exercise 1.8: ``power(a, p)`` for a Python number ``p`` (inputs kept positive)."""
     require_student(power, "power")
@@ -638,21 +646,25 @@ def power(power: Callable) -> None:
            f"differences for p = 2, 3, 0.5, -1.5 ({n} cases)")
 
 
+@exercise("1.9")
 def exp(exp: Callable) -> None:
     """Exercise 1.9: ``exp(a)``."""
     _run_op("exp", exp)
 
 
+@exercise("1.10")
 def log(log: Callable) -> None:
     """Exercise 1.10: ``log(a)`` (inputs kept positive)."""
     _run_op("log", log)
 
 
+@exercise("1.11")
 def tanh(tanh: Callable) -> None:
     """Exercise 1.11: ``tanh(a)``."""
     _run_op("tanh", tanh)
 
 
+@exercise("1.12")
 def relu(relu: Callable) -> None:
     """Exercise 1.12: ``relu(a)`` (no input exactly at 0)."""
     _run_op("relu", relu)

@@ -21,8 +21,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from minigrad.broadcast import unbroadcast as _ref_unbroadcast
-from minigrad.course.checks import (CheckFailed, assert_close, fail, numerical_vjp, passed,
-                             require_student, show, student_code, with_globals)
+from minigrad.course.checks import (CheckFailed, assert_close, exercise, fail, numerical_vjp,
+                                    passed, require_student, show, student_code, with_globals)
 from minigrad.tensor import Tensor, op
 
 __all__ = ["EXERCISES", "matmul", "sum", "reshape", "transpose", "unbroadcast",
@@ -174,6 +174,7 @@ def _leaf(a: np.ndarray) -> Tensor:
 # 2.1 matmul
 
 
+@exercise("2.1")
 def matmul(matmul: Callable) -> None:
     """Exercise 2.1: ``matmul(a, b)`` for matrices; ``dA = dC @ B.T``, ``dB = A.T @ dC``."""
     fn = _in_scaffold(matmul, "matmul")
@@ -204,6 +205,7 @@ def matmul(matmul: Callable) -> None:
 # 2.2 sum
 
 
+@exercise("2.2")
 def sum(sum: Callable) -> None:  # noqa: A001 - the student's function is called sum
     """Exercise 2.2: ``sum(x, axis=None, keepdims=False)`` spreads the gradient back."""
     fn = _in_scaffold(sum, "sum")
@@ -240,6 +242,7 @@ def sum(sum: Callable) -> None:  # noqa: A001 - the student's function is called
 # 2.3 reshape and 2.4 transpose
 
 
+@exercise("2.3")
 def reshape(reshape: Callable) -> None:
     """Exercise 2.3: ``reshape(x, shape)``; the gradient is reshaped back."""
     fn = _in_scaffold(reshape, "reshape")
@@ -263,6 +266,7 @@ def reshape(reshape: Callable) -> None:
            f"({len(cases)} cases, -1 included)")
 
 
+@exercise("2.4")
 def transpose(transpose: Callable) -> None:
     """Exercise 2.4: ``transpose(x, axes=None)``; the gradient is permuted back."""
     fn = _in_scaffold(transpose, "transpose")
@@ -300,6 +304,7 @@ _PAIRS = [  # (shape of a, shape of b, the operation): b is unbroadcast from the
 ]
 
 
+@exercise("2.5")
 def unbroadcast(unbroadcast: Callable) -> None:
     """Exercise 2.5: ``unbroadcast(grad, shape)`` sums a gradient back to ``shape``."""
     fn = _in_scaffold(unbroadcast, "unbroadcast")
@@ -351,6 +356,7 @@ _HAND = [  # (logits, targets, loss, gradient): numbers a student can derive by 
 ]
 
 
+@exercise("2.6")
 def cross_entropy(cross_entropy: Callable) -> None:
     """Exercise 2.6: ``cross_entropy(logits, targets)``: mean softmax cross-entropy as one
     node, stable for any logits, with the gradient ``(softmax - onehot) / N``."""

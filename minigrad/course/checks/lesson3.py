@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from minigrad import Tensor, no_grad
-from minigrad.course.checks import CheckFailed, passed, require_student, student_code, with_globals
+from minigrad.course.checks import (CheckFailed, exercise, passed, require_student, student_code,
+                                    with_globals)
 
 # The module itself (``minigrad.tensor`` the attribute is the function ``tensor``).
 _engine = importlib.import_module("minigrad.tensor")
@@ -137,6 +138,7 @@ def _recorded_ops() -> Iterator[list[str]]:
 # 3.1 Parameter
 
 
+@exercise("3.1")
 def parameter(Parameter: type) -> None:
     """Check 3.1: ``Parameter(data)`` is a leaf Tensor that requires grad and keeps its values.
 
@@ -292,6 +294,7 @@ def _modules_for(Module: type, Parameter: type) -> dict[str, _Case]:
     }
 
 
+@exercise("3.2")
 def parameters(Module: type, Parameter: type) -> None:
     """Check 3.2: ``Module.parameters()`` finds every Parameter exactly once.
 
@@ -388,6 +391,7 @@ def _with_working_parameter(Layer: type, Parameter: type) -> tuple[type, type]:
     return scaffold, _ReferenceParameter
 
 
+@exercise("3.3")
 def linear(Linear: type, Parameter: type) -> None:
     """Check 3.3: ``Linear(in_features, out_features, rng)`` computes ``x @ W.T + b``.
 
@@ -555,6 +559,7 @@ def _contains(value: Any, target: Any, depth: int = 0) -> bool:
     return False
 
 
+@exercise("3.4")
 def relu_and_sequential(ReLU: type, Sequential: type) -> None:
     """Check 3.4: ``ReLU()`` and ``Sequential(*layers)`` forward values and gradients.
 
@@ -636,6 +641,7 @@ def relu_and_sequential(ReLU: type, Sequential: type) -> None:
 # 3.5 SGD
 
 
+@exercise("3.5")
 def sgd(SGD: type, Parameter: type) -> None:
     """Check 3.5: ``SGD(params, lr)``: ``step()`` and ``zero_grad()`` against hand numbers.
 

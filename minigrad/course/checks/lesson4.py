@@ -18,7 +18,7 @@ from minigrad import Tensor
 from minigrad.course import byhand
 from minigrad import functional as F
 from minigrad import nn
-from minigrad.course.checks import CheckFailed, passed, require_student, student_code
+from minigrad.course.checks import CheckFailed, exercise, passed, require_student, student_code
 
 __all__ = ["EXERCISES", "NETWORK", "network", "hand_gradients", "train_loop"]
 
@@ -146,6 +146,7 @@ _CAUSES = {
 # 4.1 The network with minigrad.nn
 
 
+@exercise("4.1")
 def network(network: Callable[..., Any]) -> None:
     """Check 4.1: ``network(W1, b1, W2, b2)`` returns Linear, Sigmoid, Linear with those weights.
 
@@ -234,6 +235,7 @@ def network(network: Callable[..., Any]) -> None:
 # 4.2 Hand-derived gradients
 
 
+@exercise("4.2")
 def hand_gradients(hand_gradients: Callable[..., Any]) -> None:
     """Check 4.2: the chain rule in NumPy gives the engine's gradients.
 
@@ -326,6 +328,7 @@ def _byhand_run(state: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray, step
     return losses, final
 
 
+@exercise("4.3")
 def train_loop(train: Callable[..., Any]) -> None:
     """Check 4.3: ``train(model, X, y, steps, lr)`` equals the hand-built loop step for step.
 

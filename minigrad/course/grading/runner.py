@@ -232,6 +232,7 @@ def _kernel_env(options: GradingOptions) -> dict[str, str]:
     paths = [os.path.abspath(p) for p in [*map(str, options.python_path), here, *inherited]]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["MPLBACKEND"] = "Agg"                     # figures are drawn, never shown
+    env["MINIGRAD_CHECKS_RAISE"] = "1"            # a failing check raises: the grader sees it
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"   # keep the debugger quiet
     env.pop("JUPYTER_PLATFORM_DIRS", None)
     if options.kernel_threads:
