@@ -1,8 +1,8 @@
-"""Walking and measuring the graph that a forward pass recorded.
+"""Walking, measuring and drawing the graph that a forward pass recorded.
 
 Every operation keeps the arrays its backward rule needs (``saved=`` in :func:`minigrad.op`).
 :func:`saved_bytes` adds them up, so a student can watch the memory a graph holds and see it
-released by ``backward()`` and by ``del``.
+released by ``backward()`` and by ``del``. :func:`draw` pictures the graph with matplotlib.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from .tensor import Tensor
 
-__all__ = ["nodes", "saved_arrays", "saved_bytes", "count_ops", "to_dot"]
+__all__ = ["nodes", "saved_arrays", "saved_bytes", "count_ops", "to_dot", "draw"]
 
 
 def nodes(root: Tensor) -> list[Tensor]:
@@ -75,3 +75,176 @@ def to_dot(root: Tensor) -> str:
                 lines.append(f"  n{id(parent)} -> n{id(node)};")
     lines.append("}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing (matplotlib, imported only here: it is not a dependency of the engine)
+
+
+def _parents_of(node: Any) -> tuple:
+    """``node._parents`` (minigrad) or ``node.parents`` (lesson 1's Tensor), else ()."""
+    for name in ("_parents", "parents"):
+        parents = getattr(node, name, None)
+        if parents is not None:
+            return tuple(parents)
+    return ()
+
+
+def _op_of(node: Any) -> str:
+    """The operation that made ``node``: its ``_op`` or ``op`` attribute, else the name of the
+    function its backward closure was written in (``mul`` for a lambda made inside ``mul``)."""
+    for name in ("_op", "op"):
+        label = getattr(node, name, None)
+        if isinstance(label, str) and label:
+            return label
+    if not _parents_of(node):
+        return "input"
+    closure = getattr(node, "_vjp", None) or getattr(node, "vjp", None)
+    # "mul.<locals>.<lambda>": the closure was written inside mul (the last enclosing function)
+    parts = getattr(closure, "__qualname__", "").split(".")
+    outer = parts[-3] if len(parts) >= 3 and parts[-2] == "<locals>" else ""
+    return outer.removeprefix("_r_").lstrip("_") or "op"
+
+
+def _shape_of(node: Any) -> tuple:
+    shape = getattr(node, "shape", None)
+    if shape is None:
+        shape = getattr(getattr(node, "data", None), "shape", ())
+    return tuple(shape)
+
+
+def _walk(root: Any) -> list:
+    """Every node behind ``root`` (constants included), each after its parents, no recursion."""
+    order: list = []
+    visited: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, parents_done = stack.pop()
+        if parents_done:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        for parent in _parents_of(node):
+            if id(parent) not in visited:
+                stack.append((parent, False))
+    return order
+
+
+def _short(array: Any) -> str:
+    """A gradient in a few characters: the values when there are at most 4, else the shape."""
+    import numpy as np
+
+    values = np.asarray(getattr(array, "get", lambda: array)())  # CuPy arrays: to the host
+    if values.size <= 4:
+        return "[" + ", ".join(f"{v:.3g}" for v in values.ravel()) + "]"
+    return f"|g| max {float(np.abs(values).max()):.3g}"
+
+
+def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict | None = None,
+         ax: Any = None, title: str | None = None) -> Any:
+    """Draw the computation graph behind ``root`` with matplotlib.
+
+    One box per tensor, with the operation that made it and its shape; an arrow from each
+    parent to the tensors computed from it. Inputs are on the left, ``root`` on the right:
+    a tensor sits one column right of its furthest parent.
+
+    Works for ``minigrad.Tensor`` and for any tensor class built like lesson 1's, reading
+    only these attributes:
+
+    - parents: ``_parents`` (minigrad) or ``parents`` (lesson 1), a sequence of tensors;
+    - the operation's name: ``_op`` or ``op`` if there is one, else the name of the function
+      in which the backward closure (``_vjp`` or ``vjp``) was written: the closure that
+      ``mul`` returns reads "mul";
+    - the shape: ``shape``, else ``data.shape``;
+    - with ``grads=True``, the gradient: ``grad`` (skipped while it is ``None``);
+    - a label: ``names`` maps tensors (by identity) to names, else a ``name`` attribute.
+
+    Parameters
+    ----------
+    root : tensor
+        The output whose graph is drawn.
+    order : bool
+        Number the boxes in the order ``backward()`` visits them (``root`` is 1).
+    grads : bool
+        Print each tensor's ``.grad`` under its box (values when it has at most 4, else the
+        largest magnitude).
+    names : dict, optional
+        ``{tensor: "x", ...}`` labels for some tensors (matched by identity).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure is made when left out.
+    title : str, optional
+        A title for the axes.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> from minigrad import Tensor, graph
+    >>> x = Tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> ax = graph.draw(y)          # doctest: +SKIP
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    nodes_in_order = _walk(root)
+    labels = {id(t): n for t, n in (names or {}).items()}
+    column: dict[int, int] = {}
+    for node in nodes_in_order:  # parents first: a column one right of the furthest parent
+        column[id(node)] = max((column[id(p)] + 1 for p in _parents_of(node)), default=0)
+    rows: dict[int, list] = {}
+    for node in nodes_in_order:
+        rows.setdefault(column[id(node)], []).append(node)
+    place = {}  # id -> (x, y): columns 3 apart, each column centred on y = 0
+    for c, members in rows.items():
+        for r, node in enumerate(members):
+            place[id(node)] = (c * 3.0, (len(members) - 1) / 2 - r)
+    height = max(len(members) for members in rows.values())
+    visit = {id(n): k for k, n in enumerate(reversed(nodes_in_order), start=1)}
+
+    if ax is None:
+        width = 2.6 * (max(rows) + 1) + 0.5
+        _, ax = plt.subplots(figsize=(min(width, 12), 1.1 * height + 0.8))
+    box_w, box_h = 2.0, 0.62
+    for node in nodes_in_order:
+        x, y = place[id(node)]
+        for parent in _parents_of(node):
+            px, py = place[id(parent)]
+            skips = column[id(node)] - column[id(parent)] > 1  # a shortcut: bend it over
+            ax.annotate("", xy=(x - box_w / 2, y), xytext=(px + box_w / 2, py),
+                        arrowprops={"arrowstyle": "-|>", "color": "0.35", "lw": 1,
+                                    "shrinkA": 0, "shrinkB": 0,
+                                    "connectionstyle": f"arc3,rad={-0.35 if skips else 0}"})
+        name = labels.get(id(node)) or getattr(node, "name", "") or ""
+        op_name = _op_of(node)
+        text = f"{name}: {op_name}" if name else op_name
+        text += f"\n{_shape_of(node)}"
+        leaf = not _parents_of(node)
+        ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h,
+                                    boxstyle="round,pad=0.05",
+                                    facecolor="#dbe9f6" if leaf else "#fde9c9",
+                                    edgecolor="0.3"))
+        ax.text(x, y, text, ha="center", va="center", fontsize=8)
+        if order:
+            ax.text(x - box_w / 2, y + box_h / 2, str(visit[id(node)]), ha="center",
+                    va="center", fontsize=8, color="white",
+                    bbox={"boxstyle": "circle,pad=0.2", "facecolor": "tab:red",
+                          "edgecolor": "none"})
+        grad = getattr(node, "grad", None)
+        if grads and grad is not None:
+            ax.text(x, y - box_h / 2 - 0.08, "grad " + _short(grad), ha="center", va="top",
+                    fontsize=7, color="tab:green")
+    xs = [p[0] for p in place.values()]
+    ys = [p[1] for p in place.values()]
+    ax.set_xlim(min(xs) - box_w / 2 - 0.3, max(xs) + box_w / 2 + 0.3)
+    ax.set_ylim(min(ys) - box_h - (0.4 if grads else 0.1), max(ys) + box_h + 0.5)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return ax
