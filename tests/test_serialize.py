@@ -193,3 +193,234 @@ def test_failed_save_leaves_the_old_file_intact(tmp_path):
         mg.save({"w": np.zeros(2), "bad": object()}, path)
     np.testing.assert_array_equal(mg.load(path)["w"], np.ones(2))
     assert zipfile.is_zipfile(path)
+
+
+# --- save: all at once or not at all -----------------------------------------------------
+
+
+def test_two_threads_saving_to_one_path_never_corrupt_it(tmp_path):
+    # The old save wrote every save to "<path>.tmp-<pid>": two threads shared that file, and
+    # one renamed the other's half-written archive into place.
+    import threading
+
+    path = tmp_path / "shared.npz"
+    checkpoints = [{"who": k, "w": np.full(50_000, float(k))} for k in range(2)]
+    errors: list[BaseException] = []
+    seen: list[int] = []
+    done = threading.Event()
+
+    def saver(k):
+        try:
+            for _ in range(15):
+                mg.save(checkpoints[k], path)
+        except BaseException as exc:  # collected: a thread's exception would be lost
+            errors.append(exc)
+
+    def reader():
+        while not done.is_set():
+            try:
+                loaded = mg.load(path)
+            except FileNotFoundError:
+                continue  # before the first save
+            except BaseException as exc:
+                errors.append(exc)
+                return
+            seen.append(loaded["who"])
+            np.testing.assert_array_equal(loaded["w"], checkpoints[loaded["who"]]["w"])
+
+    threads = [threading.Thread(target=saver, args=(k,)) for k in range(2)]
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    done.set()
+    watcher.join()
+    assert errors == []
+    final = mg.load(path)
+    np.testing.assert_array_equal(final["w"], checkpoints[final["who"]]["w"])
+    assert [p.name for p in tmp_path.iterdir()] == ["shared.npz"]  # no temporary file left
+
+
+def test_save_writes_a_unique_temporary_file_in_the_same_folder(tmp_path, monkeypatch):
+    import os
+
+    renames = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        renames.append((src, dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    path = tmp_path / "model.npz"
+    mg.save({"w": np.ones(2)}, path)
+    mg.save({"w": np.zeros(2)}, path)
+    (first, dst1), (second, dst2) = renames
+    assert dst1 == dst2 == str(path)
+    assert os.path.dirname(first) == os.path.dirname(second) == str(tmp_path)
+    assert first != second  # a new name for every save
+
+
+def test_a_save_that_fails_while_writing_removes_its_temporary_file(tmp_path, monkeypatch):
+    path = tmp_path / "x.npz"
+    mg.save({"a": np.ones(2), "b": np.ones(3)}, path)
+    real_write = np.lib.format.write_array
+    calls = []
+
+    def disk_full_on_the_second_array(fp, array, **kwargs):
+        calls.append(array.shape)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_write(fp, array, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", disk_full_on_the_second_array)
+    with pytest.raises(OSError, match="No space left"):
+        mg.save({"a": np.zeros(2), "b": np.zeros(3)}, path)
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["x.npz"]
+    np.testing.assert_array_equal(mg.load(path)["a"], np.ones(2))  # the old file, intact
+
+
+def test_saved_file_gets_the_usual_permissions(tmp_path):
+    import os
+
+    path = tmp_path / "x.npz"
+    mg.save({"w": np.ones(1)}, path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # not 0o600 as tempfile's files
+
+
+def test_nesting_is_limited_when_saving():
+    deep: dict = {}
+    inner = deep
+    for _ in range(mg.serialize.MAX_DEPTH + 1):
+        inner["x"] = {}
+        inner = inner["x"]
+    with pytest.raises(TypeError, match="nested more than 32 levels deep"):
+        mg.save(deep, "never-written.npz")
+    loop: dict = {"a": 1}
+    loop["self"] = loop
+    with pytest.raises(TypeError, match=r"'self\.self\.self.*' is nested more than 32 levels "
+                                        r"deep \(does a dict or list hold itself\?\)"):
+        mg.save(loop, "never-written.npz")
+
+
+# --- load: bounded input -----------------------------------------------------------------
+
+
+def npz_with_members(path, members, compression=zipfile.ZIP_STORED):
+    """A zip archive with the given {name: bytes} members, as a hostile file might be."""
+    with zipfile.ZipFile(path, "w", compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+def npy_bytes(array=None, header=None, data=b""):
+    """A .npy member: an array's, or a header (dict) and raw data written by hand."""
+    import io
+
+    buffer = io.BytesIO()
+    if array is not None:
+        np.lib.format.write_array(buffer, array, allow_pickle=True)
+    else:
+        np.lib.format.write_array_header_1_0(buffer, header)
+        buffer.write(data)
+    return buffer.getvalue()
+
+
+INDEX_OF_W = npy_bytes(np.array(json.dumps({"format": "minigrad.save", "version": 1,
+                                            "tree": {"dict": [["w", {"array": "w"}]]}})))
+
+
+@pytest.mark.parametrize("members, compression, message", [
+    ({"__minigrad__.npy": INDEX_OF_W, "w.npy": npy_bytes(np.ones(2)), "run.sh": b"rm -rf ~"},
+     zipfile.ZIP_STORED, r"it holds 'run\.sh', which is not an array \(\.npy\)"),
+    ({"__minigrad__.npy": INDEX_OF_W, "w.npy": npy_bytes(np.ones(2))},
+     zipfile.ZIP_DEFLATED, "its member '__minigrad__.npy' is compressed"),
+    ({"__minigrad__.npy": INDEX_OF_W, "w.npy": npy_bytes(np.array([{}, 1], dtype=object))},
+     zipfile.ZIP_STORED, r"'w\.npy' holds Python objects \(pickles\), which are never loaded"),
+    # a header that claims a terabyte, followed by 8 bytes: refused before any allocation
+    ({"__minigrad__.npy": INDEX_OF_W,
+      "w.npy": npy_bytes(header={"descr": "<f8", "fortran_order": False,
+                                 "shape": (10 ** 11,)}, data=b"\0" * 8)},
+     zipfile.ZIP_STORED, r"'w\.npy' declares an array of shape \(100000000000,\) and dtype "
+                         r"float64 \(800000000000 bytes\), but holds 8 bytes"),
+    ({"__minigrad__.npy": INDEX_OF_W,
+      "w.npy": npy_bytes(header={"descr": "<f8", "fortran_order": False, "shape": (-1, 0)})},
+     zipfile.ZIP_STORED, r"'w\.npy' has the shape \(-1, 0\)"),
+])
+def test_load_refuses_what_a_checkpoint_never_holds(tmp_path, members, compression, message):
+    path = tmp_path / "hostile.npz"
+    npz_with_members(path, members, compression)
+    with pytest.raises(ValueError, match=f"not a minigrad checkpoint: '.*hostile.npz': "
+                                         f".*{message}"):
+        mg.load(path)
+
+
+def test_load_refuses_members_that_claim_more_bytes_than_the_file(tmp_path):
+    # Two central-directory entries pointing at the same stored bytes (a "zip bomb" by
+    # overlap): each alone fits in the file, together they do not.
+    path = tmp_path / "overlap.npz"
+    npz_with_members(path, {"__minigrad__.npy": INDEX_OF_W, "w.npy": npy_bytes(np.ones(1000))})
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    data = bytearray(path.read_bytes())
+    cd_start = data.index(b"PK\x01\x02")  # the central directory
+    w_entry = data.index(b"PK\x01\x02", cd_start + 4)
+    end = data.index(b"PK\x05\x06")
+    copy = bytes(data[w_entry:end]).replace(b"w.npy", b"v.npy")
+    eocd = bytearray(data[end:])
+    count = len(infos) + 1
+    eocd[8:10] = count.to_bytes(2, "little")
+    eocd[10:12] = count.to_bytes(2, "little")
+    eocd[12:16] = (end - cd_start + len(copy)).to_bytes(4, "little")
+    path.write_bytes(bytes(data[:end]) + copy + bytes(eocd))
+    with zipfile.ZipFile(path) as archive:  # a valid zip, with three members
+        assert [i.filename for i in archive.infolist()] == ["__minigrad__.npy", "w.npy", "v.npy"]
+    with pytest.raises(ValueError, match=r"overlap\.npz': it is damaged: its members claim "
+                                         r"\d+ bytes, but the file has only \d+"):
+        mg.load(path)
+
+
+def test_load_limits_nesting(tmp_path):
+    path = tmp_path / "deep.npz"
+    tree: dict = {"value": 1}
+    for _ in range(mg.serialize.MAX_DEPTH + 1):
+        tree = {"list": [tree]}
+    write_with_index(path, json.dumps({"format": "minigrad.save", "version": 1, "tree": tree}))
+    with pytest.raises(ValueError, match=r"deep\.npz': its index nests more than 32 levels"):
+        mg.load(path)
+    # JSON nested so deeply that the parser itself would give up: still a ValueError
+    write_with_index(path, "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"deep\.npz': its index is damaged \(RecursionError"):
+        mg.load(path)
+
+
+def test_load_memory_is_proportional_to_the_file(tmp_path):
+    import tracemalloc
+
+    path = tmp_path / "big.npz"
+    mg.save({"w": np.arange(1_000_000, dtype=np.float64)}, path)  # 8 MB
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        loaded = mg.load(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * size, (peak, size)  # one copy of the data, not two
+    assert loaded["w"].flags.writeable and loaded["w"][-1] == 999_999
+
+
+def test_every_damage_names_the_file(tmp_path):
+    good = tmp_path / "good.npz"
+    mg.save({"w": np.arange(10.0), "n": 3}, good)
+    data = good.read_bytes()
+    for cut in range(0, len(data), max(1, len(data) // 40)):  # truncated anywhere
+        bad = tmp_path / f"cut{cut}.npz"
+        bad.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match=f"not a minigrad checkpoint: '.*cut{cut}.npz'"):
+            mg.load(bad)
