@@ -1,4 +1,5 @@
-"""``python -m minigrad.course build|release|check``: see :mod:`minigrad.course`."""
+"""``python -m minigrad.course start|progress|reset`` (students) and ``build|release|check``
+(maintainers): see :mod:`minigrad.course` and :mod:`minigrad.course.student`."""
 from __future__ import annotations
 
 import argparse
@@ -11,11 +12,20 @@ from .notebooks import release, repo_root, stale
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m minigrad.course",
-        description="Build the solution notebooks, release the student lessons, check both.")
+        description="Students: start a working folder, see your progress, reset an exercise. "
+                    "Maintainers: build the solution notebooks, release the lessons, check both.")
     parser.add_argument("--root", type=Path, default=None,
                         help="the repository root (default: the current directory if it has "
                              "solutions/, else the checkout minigrad was imported from)")
     sub = parser.add_subparsers(dest="command", required=True)
+    st = sub.add_parser("start", help="copy the four lessons into a working folder")
+    st.add_argument("folder", type=Path, help="where to put them (made if missing)")
+    pr = sub.add_parser("progress", help="run your notebooks and list each exercise: done or not")
+    pr.add_argument("folder", type=Path, help="the folder holding your NN_name.ipynb notebooks")
+    pr.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
+    rs = sub.add_parser("reset", help="put one exercise cell back as released")
+    rs.add_argument("notebook", type=Path, help="your notebook, e.g. work/01_from_scalars_to_tensors.ipynb")
+    rs.add_argument("exercise", help="the exercise id, e.g. 1.3")
     b = sub.add_parser("build", help="make solutions/NN_*.ipynb from solutions/NN_*.py, "
                                      "executed, then release")
     b.add_argument("lessons", nargs="*", help="lesson numbers or names (default: all)")
@@ -25,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("release", help="write lessons/ and minigrad/course/released/ from solutions/")
     sub.add_parser("check", help="exit 1 when lessons/, released/ or a solution notebook is stale")
     args = parser.parse_args(argv)
+    if args.command in ("start", "progress", "reset"):
+        return _student(args)
     root = args.root or repo_root()
 
     if args.command == "build":
@@ -44,6 +56,34 @@ def main(argv: list[str] | None = None) -> int:
               "python -m minigrad.course release", file=sys.stderr)
         return 1
     print("lessons/ and minigrad/course/released/ are up to date with solutions/")
+    return 0
+
+
+def _student(args: argparse.Namespace) -> int:
+    from . import student
+
+    if args.command == "start":
+        copied = student.start(args.folder)
+        for path in copied:
+            print(f"start: wrote {path}")
+        print(f"start: {len(copied)} lesson(s) copied into {args.folder}"
+              + ("" if copied else " (the notebooks there already were left as they are)"))
+        print(f"open them with: python -m jupyter lab {args.folder}")
+        return 0
+    if args.command == "progress":
+        try:
+            rows = student.progress(args.folder, timeout=args.timeout)
+        except FileNotFoundError as error:
+            print(error, file=sys.stderr)
+            return 1
+        print(student.format_progress(rows))
+        return 0
+    try:
+        student.reset(args.notebook, args.exercise)
+    except (KeyError, FileNotFoundError, ValueError) as error:
+        print(error.args[0] if error.args else error, file=sys.stderr)
+        return 1
+    print(f"reset: exercise {args.exercise} in {args.notebook} is back as released")
     return 0
 
 

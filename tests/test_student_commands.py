@@ -1,0 +1,76 @@
+"""The student's commands: ``python -m minigrad.course start DIR | progress DIR | reset NB ID``."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from minigrad.course import (exercise_cells, read_notebook, released_notebook, released_paths,
+                             solution_paths, write_notebook)
+from minigrad.course.__main__ import main as course_main
+from minigrad.course.student import format_progress, progress
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_start_copies_the_lessons_and_never_overwrites_work(tmp_path, capsys):
+    work = tmp_path / "work"
+    assert course_main(["start", str(work)]) == 0
+    names = sorted(p.name for p in work.iterdir())
+    assert names == [p.name for p in released_paths()] and len(names) == 4
+    first = work / names[0]
+    assert first.read_bytes() == released_paths()[0].read_bytes()
+    first.write_text("my work")
+    assert course_main(["start", str(work)]) == 0
+    assert first.read_text() == "my work"
+    assert "0 lesson(s) copied" in capsys.readouterr().out
+
+
+def test_reset_puts_one_exercise_back_and_keeps_everything_else(tmp_path, capsys):
+    course_main(["start", str(tmp_path)])
+    path = sorted(tmp_path.glob("01_*.ipynb"))[0]
+    nb = read_notebook(path)
+    cells = exercise_cells(nb)
+    first, second = list(cells)[:2]
+    cells[first].source = "my answer to the first"
+    cells[second].source = "my answer to the second"
+    cells[first].outputs = []
+    nb.cells[0].source += "\nmy note"
+    write_notebook(nb, path)
+
+    assert course_main(["reset", str(path), first]) == 0
+    after = read_notebook(path)
+    released = exercise_cells(released_notebook(1))
+    assert exercise_cells(after)[first].source == released[first].source
+    assert exercise_cells(after)[second].source == "my answer to the second"
+    assert after.cells[0].source.endswith("my note")
+
+    assert course_main(["reset", str(path), "1.99"]) == 1
+    err = capsys.readouterr().err
+    assert "no exercise '1.99'" in err and first in err
+
+
+@pytest.mark.slow  # runs lesson 1 in a kernel
+def test_progress_marks_a_solved_exercise_done_and_the_others_not(tmp_path, capsys):
+    lesson = released_paths()[0]
+    shutil.copyfile(lesson, tmp_path / lesson.name)
+    solution = exercise_cells(read_notebook(solution_paths(ROOT)[0]))
+    nb = read_notebook(tmp_path / lesson.name)
+    first = next(iter(exercise_cells(nb)))
+    exercise_cells(nb)[first].source = solution[first].source
+    write_notebook(nb, tmp_path / lesson.name)
+
+    rows = progress(tmp_path, timeout=120)
+    assert [r.exercise_id for r in rows] == list(exercise_cells(nb))
+    assert {r.exercise_id: r.done for r in rows} == {r.exercise_id: r.exercise_id == first
+                                                     for r in rows}
+    assert all(r.why for r in rows if not r.done)
+    text = format_progress(rows)
+    assert f"1/{len(rows)} done" in text and "\u2713" in text and "\u2717" in text
+    assert read_notebook(tmp_path / lesson.name) == nb           # the notebook is not changed
+
+
+def test_progress_on_a_missing_folder_says_how_to_start(tmp_path, capsys):
+    assert course_main(["progress", str(tmp_path / "nowhere")]) == 1
+    assert "minigrad.course start" in capsys.readouterr().err
