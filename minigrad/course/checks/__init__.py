@@ -26,6 +26,7 @@ import os
 import sys
 import traceback
 import types
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 __all__ = [
     "CheckFailed", "require_student", "passed", "fail", "show", "assert_close",
     "assert_shape", "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
-    "exercise", "done", "results", "raising", "RAISE_VARIABLE",
+    "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -108,7 +109,39 @@ def results() -> dict[str, bool]:
     return dict(_RESULTS)
 
 
-def exercise(exercise_id: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+@dataclass(frozen=True)
+class Split:
+    """A check in three parts that share one definition, so a grader can keep the verdict.
+
+    Parameters
+    ----------
+    probe : callable
+        ``probe(rng)`` makes the inputs the student's code is run on, as plain data (numbers,
+        strings, NumPy arrays, in lists and dicts). ``rng`` is ``None`` in a notebook (the
+        lesson's fixed cases, so messages are reproducible) and a generator seeded from a
+        per-run secret in the grader (cases the submission has never seen).
+    run : callable
+        ``run(probes, *student_objects)`` applies the student's code to the probes and returns
+        what came out, as plain data. It holds no expected value. What can only be seen inside
+        the student's process (the output's parents, a reference cycle, an input changed in
+        place) it checks itself, raising :class:`CheckFailed`; such conditions are listed in
+        ``self_reported``.
+    judge : callable
+        ``judge(probes, outputs)`` computes the expected values, compares, and raises
+        :class:`CheckFailed` with the cause-pointing message; when all is right it returns the
+        ✓ line's text. The grader runs it in its own process, on data it received.
+    self_reported : str
+        What ``run`` verifies on its own (empty when nothing), for the grader's report.
+    """
+
+    probe: Callable[[np.random.Generator | None], Any]
+    run: Callable[..., Any]
+    judge: Callable[[Any, Any], str]
+    self_reported: str = ""
+
+
+def exercise(exercise_id: str, split: Split | None = None
+             ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Mark a function as the check of exercise ``exercise_id``.
 
     The decorated check records its verdict (see :func:`done`). When it finds a mistake it
@@ -116,13 +149,24 @@ def exercise(exercise_id: str) -> Callable[[Callable[..., None]], Callable[..., 
     message (and the lines of the student's code that raised, if any) and returns, so that
     the rest of the notebook still runs. An error of any other kind that escapes a check is
     reported the same way.
+
+    With a ``split``, the function's body is not used: the check is ``split.judge`` of
+    ``split.run`` on the notebook's probes, and ``split.judge``'s text is the ✓ line. The
+    grader finds the split as the check's ``.split`` attribute.
     """
     def decorate(check: Callable[..., None]) -> Callable[..., None]:
+        def body(*args: Any, **kwargs: Any) -> None:
+            if split is None:
+                check(*args, **kwargs)
+                return
+            probes = split.probe(None)
+            passed(split.judge(probes, split.run(probes, *args, **kwargs)))
+
         @functools.wraps(check)
         def run(*args: Any, **kwargs: Any) -> None:
             _RESULTS[exercise_id] = False
             try:
-                check(*args, **kwargs)
+                body(*args, **kwargs)
             except CheckFailed as error:
                 if raising():
                     raise
@@ -137,6 +181,7 @@ def exercise(exercise_id: str) -> Callable[[Callable[..., None]], Callable[..., 
             _RESULTS[exercise_id] = True
 
         run.exercise_id = exercise_id  # type: ignore[attr-defined]
+        run.split = split  # type: ignore[attr-defined]
         return run
     return decorate
 
