@@ -6,3 +6,9 @@ What lives here: :class:`Parameter`, :class:`Module` and the layers built on the
 """
 from .modules import *  # noqa: F401,F403
 from .modules import __all__  # noqa: F401
+from . import utils  # noqa: E402  clip_grad_norm_
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
+from .sparse import Embedding  # noqa: E402
+
+__all__ = __all__ + ["Embedding", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+                     "utils"]

@@ -1,0 +1,522 @@
+"""Recurrent layers: :class:`RNN`, :class:`LSTM`, :class:`GRU` and their one-step cells.
+
+A recurrent layer reads a sequence one step at a time and carries a *hidden state* ``h`` from
+each step to the next. Each step is a handful of ordinary engine operations (two matrix
+products, a few additions, sigmoids, tanhs and products), so the forward pass over ``T`` steps
+records ``T`` copies of the step in the graph, one after another. ``backward()`` then walks
+that chain from the last step to the first: this *is* backpropagation through time (BPTT); no
+extra code is needed for it. The engine's ``backward`` uses a heap, not recursion, so a chain
+of thousands of steps is fine, and the graph is freed by reference counting once the last
+tensor of it is dropped.
+
+To train on long texts, cut the sequence into chunks and pass the state from one chunk to the
+next with ``h.detach()``: the next chunk starts a new graph (*truncated* BPTT).
+
+Names, shapes, gate order and formulas are PyTorch's, so a PyTorch state dict loads unchanged
+(``model.load_state_dict({k: v.numpy() for k, v in torch_model.state_dict().items()})``):
+
+============  =====================  ===================================================
+layer         gates (rows of W)      one step
+============  =====================  ===================================================
+RNN           one                    ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``
+LSTM          i, f, g, o             ``c' = f * c + i * g``, ``h' = o * tanh(c')``
+GRU           r, z, n                ``n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))``,
+                                     ``h' = (1 - z) * n + z * h``
+============  =====================  ===================================================
+
+What the graph holds per step and per layer (measured with :mod:`minigrad.graph` and asserted
+in ``tests/test_rnn.py``; ``N`` samples, input size ``I``, hidden size ``H``):
+
+=====  ==========  ===========================================================================
+layer  operations  arrays saved for backward, values per sample
+=====  ==========  ===========================================================================
+RNN    6           ``I + H``: the input ``x_t`` and the state ``h`` (the matrix products'
+                   operands); tanh's output is the next step's ``h``, stored once
+LSTM   18          ``I + 7H``: ``x_t``, ``h``, ``c``, the three sigmoid gates, ``tanh(g)`` and
+                   ``tanh(c')``
+GRU    20          ``I + 6H``: ``x_t``, ``h``, the gates ``r``, ``z``, ``n``, ``h W_hn^T + b_hn``
+                   and ``h - n``
+=====  ==========  ===========================================================================
+
+So an LSTM with ``H = 128`` over 100 steps of a batch of 32 in float32 keeps about
+``100 * 32 * (I + 896) * 4`` bytes, 11.9 MB for ``I = 32``, until ``backward()`` frees it.
+The weights and their transposes are saved once for the whole sequence, not once per step.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from .. import backend
+from ..tensor import Tensor, stack
+from .modules import Module, Parameter
+
+__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+# ---------------------------------------------------------------------------------------------
+# One step of each kind, on tensors. ``w_ih_t`` and ``w_hh_t`` are the *transposed* weights,
+# (in, gates * H) and (H, gates * H): a layer transposes them once per sequence, not per step.
+
+
+def _affine(x: Tensor, w_t: Tensor, b: Tensor | None) -> Tensor:
+    """``x @ w_t + b``, with ``b`` left out when the layer has no bias."""
+    y = x @ w_t
+    return y + b if b is not None else y
+
+
+def rnn_step(x: Tensor, h: Tensor, w_ih_t: Tensor, w_hh_t: Tensor, b_ih: Tensor | None,
+             b_hh: Tensor | None, nonlinearity: str = "tanh") -> Tensor:
+    """One step of an Elman RNN: ``act(x W_ih^T + b_ih + h W_hh^T + b_hh)``, act tanh or relu."""
+    pre = _affine(x, w_ih_t, b_ih) + _affine(h, w_hh_t, b_hh)
+    return pre.tanh() if nonlinearity == "tanh" else pre.relu()
+
+
+def lstm_step(x: Tensor, h: Tensor, c: Tensor, w_ih_t: Tensor, w_hh_t: Tensor,
+              b_ih: Tensor | None, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
+    """One LSTM step; returns ``(h', c')``.
+
+    The four gates are computed in one product, ``(N, 4H)``, and then cut into quarters in
+    PyTorch's order: input ``i``, forget ``f``, cell candidate ``g``, output ``o``.
+    """
+    n_hidden = h.shape[-1]
+    gates = _affine(x, w_ih_t, b_ih) + _affine(h, w_hh_t, b_hh)  # (N, 4H)
+    i, f, g, o = (gates[..., k * n_hidden:(k + 1) * n_hidden] for k in range(4))
+    c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h_next = o.sigmoid() * c_next.tanh()
+    return h_next, c_next
+
+
+def gru_step(x: Tensor, h: Tensor, w_ih_t: Tensor, w_hh_t: Tensor, b_ih: Tensor | None,
+             b_hh: Tensor | None) -> Tensor:
+    """One GRU step (PyTorch's formulation: the reset gate multiplies ``h W_hn^T + b_hn``).
+
+    Gates in PyTorch's order: reset ``r``, update ``z``, new ``n``.
+    """
+    n_hidden = h.shape[-1]
+    gi = _affine(x, w_ih_t, b_ih)  # (N, 3H): the input's share of r, z, n
+    gh = _affine(h, w_hh_t, b_hh)  # (N, 3H): the state's share
+    cut = [slice(k * n_hidden, (k + 1) * n_hidden) for k in range(3)]
+    r = (gi[..., cut[0]] + gh[..., cut[0]]).sigmoid()
+    z = (gi[..., cut[1]] + gh[..., cut[1]]).sigmoid()
+    n = (gi[..., cut[2]] + r * gh[..., cut[2]]).tanh()
+    return n + z * (h - n)  # = (1 - z) * n + z * h, one operation fewer
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared set-up
+
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _check_sizes(layer: str, **sizes: int) -> None:
+    for label, n in sizes.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{layer}: {label} must be a positive int; got {n!r}")
+
+
+def _uniform_parameter(rng: Any, bound: float, shape: tuple[int, ...], dtype: Any,
+                       device: str | None) -> Parameter:
+    return Parameter(backend.uniform(rng, -bound, bound, shape, dtype, device=device))
+
+
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _check_dtype(layer: str, what: str, t: Tensor, weight: Tensor) -> None:
+    if t.dtype != weight.dtype:
+        raise TypeError(f"{layer}: {what} has dtype {t.dtype} but the layer's parameters are "
+                        f"{weight.dtype}; build the layer with dtype={str(t.dtype)!r} or "
+                        f"convert the {what} with .astype({str(weight.dtype)!r})")
+
+
+def _zeros(like: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A zero state of ``shape`` in ``like``'s namespace, device and dtype (a constant)."""
+    return Tensor(like._xp.zeros(shape, dtype=like.dtype))
+
+
+# ---------------------------------------------------------------------------------------------
+# The cells: one step, as a module
+
+
+class _CellBase(Module):
+    _mode = ""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, rng: Any,
+                 seed: int | None, dtype: Any, device: str | None) -> None:
+        super().__init__()
+        layer = type(self).__name__
+        _check_sizes(layer, input_size=input_size, hidden_size=hidden_size)
+        if rng is not None and seed is not None:
+            raise ValueError(f"{layer}: pass rng or seed, not both")
+        rng = backend.default_rng(rng if rng is not None else seed)
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        rows = _GATES[self._mode] * hidden_size
+        bound = 1.0 / math.sqrt(hidden_size)  # PyTorch: every parameter ~ U(-1/sqrt(H), 1/sqrt(H))
+        self.weight_ih = _uniform_parameter(rng, bound, (rows, input_size), dtype, device)
+        self.weight_hh = _uniform_parameter(rng, bound, (rows, hidden_size), dtype, device)
+        self.bias_ih = _uniform_parameter(rng, bound, (rows,), dtype, device) if bias else None
+        self.bias_hh = _uniform_parameter(rng, bound, (rows,), dtype, device) if bias else None
+
+    def _input(self, x: Any) -> tuple[Tensor, bool]:
+        """The input as a tensor (N, input_size) and whether it came without a batch axis."""
+        layer = type(self).__name__
+        x = _as_tensor(x)
+        if x.ndim not in (1, 2) or x.shape[-1] != self.input_size:
+            raise ValueError(f"{layer}: expected input of shape (N, {self.input_size}) or "
+                             f"({self.input_size},); got {x.shape}")
+        _check_dtype(layer, "input", x, self.weight_ih)
+        return (x.reshape(1, -1), True) if x.ndim == 1 else (x, False)
+
+    def _state(self, h: Any, x: Tensor, unbatched: bool, what: str = "hx") -> Tensor:
+        layer = type(self).__name__
+        expected = (x.shape[0], self.hidden_size)
+        if h is None:
+            return _zeros(x, expected)
+        h = _as_tensor(h)
+        if unbatched and h.ndim == 1:
+            h = h.reshape(1, -1)
+        if h.shape != expected:
+            raise ValueError(f"{layer}: expected {what} of shape {expected} for an input of "
+                             f"shape {x.shape}; got {h.shape}")
+        _check_dtype(layer, what, h, self.weight_ih)
+        return h
+
+    def _weights(self) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+        return self.weight_ih.T, self.weight_hh.T, self.bias_ih, self.bias_hh
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        return s
+
+
+class RNNCell(_CellBase):
+    """One step of an Elman RNN: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+        Features of each input and of the hidden state.
+    bias : bool
+        Whether to learn ``bias_ih`` and ``bias_hh``.
+    nonlinearity : str
+        ``"tanh"`` (default) or ``"relu"``.
+    rng, seed : numpy Generator or int, optional
+        Draw the initial values, in the order ``weight_ih`` (H, in), ``weight_hh`` (H, H),
+        ``bias_ih`` (H,), ``bias_hh`` (H,), each uniform in ``(-1/sqrt(H), 1/sqrt(H))``
+        (PyTorch's default).
+    dtype : str
+        ``"float64"`` (default) or ``"float32"``.
+    device : str, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+
+    Call it as ``cell(x, h=None)`` with ``x`` (N, input_size) or (input_size,); a missing
+    ``h`` is zeros. Returns ``h'`` (N, hidden_size).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", *, rng: Any = None, seed: int | None = None,
+                 dtype: Any = "float64", device: str | None = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu'; got "
+                             f"{nonlinearity!r}")
+        self._mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, rng, seed, dtype, device)
+
+    def forward(self, x: Any, h: Any = None) -> Tensor:
+        x, unbatched = self._input(x)
+        h = self._state(h, x, unbatched)
+        h_next = rnn_step(x, h, *self._weights(), nonlinearity=self.nonlinearity)
+        return h_next.reshape(-1) if unbatched else h_next
+
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        return s + ", nonlinearity='relu'" if self.nonlinearity == "relu" else s
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step; ``cell(x, (h, c))`` returns ``(h', c')``.
+
+    Parameters are as :class:`RNNCell`'s, with ``4 * hidden_size`` rows: the gates input,
+    forget, cell and output, in that order (PyTorch's). A missing state is zeros.
+    """
+
+    _mode = "LSTM"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, *,
+                 rng: Any = None, seed: int | None = None, dtype: Any = "float64",
+                 device: str | None = None) -> None:
+        super().__init__(input_size, hidden_size, bias, rng, seed, dtype, device)
+
+    def forward(self, x: Any, state: tuple[Any, Any] | None = None) -> tuple[Tensor, Tensor]:
+        x, unbatched = self._input(x)
+        h, c = state if state is not None else (None, None)
+        h, c = self._state(h, x, unbatched, "h"), self._state(c, x, unbatched, "c")
+        h_next, c_next = lstm_step(x, h, c, *self._weights())
+        if unbatched:
+            return h_next.reshape(-1), c_next.reshape(-1)
+        return h_next, c_next
+
+
+class GRUCell(_CellBase):
+    """One GRU step; ``cell(x, h=None)`` returns ``h'``.
+
+    Parameters are as :class:`RNNCell`'s, with ``3 * hidden_size`` rows: the gates reset,
+    update and new, in that order (PyTorch's).
+    """
+
+    _mode = "GRU"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, *,
+                 rng: Any = None, seed: int | None = None, dtype: Any = "float64",
+                 device: str | None = None) -> None:
+        super().__init__(input_size, hidden_size, bias, rng, seed, dtype, device)
+
+    def forward(self, x: Any, h: Any = None) -> Tensor:
+        x, unbatched = self._input(x)
+        h = self._state(h, x, unbatched)
+        h_next = gru_step(x, h, *self._weights())
+        return h_next.reshape(-1) if unbatched else h_next
+
+
+# ---------------------------------------------------------------------------------------------
+# The layers: a whole sequence, one or more layers stacked
+
+
+class _RNNBase(Module):
+    _mode = ""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool,
+                 batch_first: bool, rng: Any, seed: int | None, dtype: Any,
+                 device: str | None) -> None:
+        super().__init__()
+        layer = type(self).__name__
+        _check_sizes(layer, input_size=input_size, hidden_size=hidden_size,
+                     num_layers=num_layers)
+        if rng is not None and seed is not None:
+            raise ValueError(f"{layer}: pass rng or seed, not both")
+        rng = backend.default_rng(rng if rng is not None else seed)
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first = bias, batch_first
+        rows = _GATES[self._mode] * hidden_size
+        bound = 1.0 / math.sqrt(hidden_size)
+        # Set in PyTorch's order, so named_parameters() and state_dict() list them as it does.
+        for k in range(num_layers):
+            n_in = input_size if k == 0 else hidden_size
+            setattr(self, f"weight_ih_l{k}", _uniform_parameter(rng, bound, (rows, n_in), dtype,
+                                                                device))
+            setattr(self, f"weight_hh_l{k}", _uniform_parameter(rng, bound, (rows, hidden_size),
+                                                                dtype, device))
+            if bias:
+                setattr(self, f"bias_ih_l{k}", _uniform_parameter(rng, bound, (rows,), dtype,
+                                                                  device))
+                setattr(self, f"bias_hh_l{k}", _uniform_parameter(rng, bound, (rows,), dtype,
+                                                                  device))
+
+    def _layer_weights(self, k: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+        """Layer ``k``'s weights, transposed once for the whole sequence, and biases."""
+        bias = (getattr(self, f"bias_ih_l{k}"), getattr(self, f"bias_hh_l{k}")) if self.bias \
+            else (None, None)
+        return (getattr(self, f"weight_ih_l{k}").T, getattr(self, f"weight_hh_l{k}").T) + bias
+
+    def _input(self, x: Any) -> tuple[list[Tensor], bool]:
+        """The input cut into its steps, each (N, input_size), and whether it had no batch axis."""
+        layer = type(self).__name__
+        x = _as_tensor(x)
+        order = "(N, L, input_size)" if self.batch_first else "(L, N, input_size)"
+        if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
+            raise ValueError(f"{layer}: expected input of shape {order} or (L, "
+                             f"{self.input_size}) without a batch; got {x.shape}")
+        _check_dtype(layer, "input", x, self.weight_ih_l0)
+        if x.ndim == 2:  # one sequence without a batch axis: a batch of one
+            return [x[t:t + 1] for t in range(x.shape[0])], True
+        if self.batch_first:
+            return [x[:, t] for t in range(x.shape[1])], False
+        return [x[t] for t in range(x.shape[0])], False
+
+    def _state(self, h: Any, batch: int, unbatched: bool, like: Tensor, what: str) -> list:
+        """The initial state as one (N, H) tensor per layer (zeros when not given)."""
+        layer = type(self).__name__
+        expected = (self.num_layers, batch, self.hidden_size)
+        if h is None:
+            return [_zeros(like, expected[1:]) for _ in range(self.num_layers)]
+        h = _as_tensor(h)
+        if unbatched and h.ndim == 2:
+            h = h.reshape(self.num_layers, 1, self.hidden_size)
+        if h.shape != expected:
+            shown = (self.num_layers, self.hidden_size) if unbatched else expected
+            raise ValueError(f"{layer}: expected {what} of shape {shown} (num_layers, "
+                             f"{'' if unbatched else 'N, '}hidden_size); got {h.shape}")
+        _check_dtype(layer, what, h, self.weight_ih_l0)
+        return [h[k] for k in range(self.num_layers)]
+
+    def _output(self, steps: list[Tensor], unbatched: bool) -> Tensor:
+        axis = 1 if self.batch_first and not unbatched else 0
+        out = stack(steps, axis=axis)  # (L, N, H) or (N, L, H)
+        return out.reshape(out.shape[0], -1) if unbatched else out
+
+    def _final(self, states: list[Tensor], unbatched: bool) -> Tensor:
+        h = stack(states, axis=0)  # (num_layers, N, H)
+        return h.reshape(self.num_layers, -1) if unbatched else h
+
+    def _run(self, x: Any, initial: list[Any], step: Callable) -> tuple[Tensor, list]:
+        """Run every layer over the whole sequence; return the output and the final states.
+
+        ``initial`` holds one initial-state tensor (num_layers, N, H) or None per carried
+        state (one for RNN and GRU: h; two for LSTM: h and c). ``step(x, states, weights)``
+        returns the new states, a tuple whose first is ``h``.
+        """
+        inputs, unbatched = self._input(x)
+        first = inputs[0]
+        carried = [self._state(s, first.shape[0], unbatched, first, name)
+                   for s, name in zip(initial, ("h_0", "c_0"))]
+        finals: list[list[Tensor]] = [[] for _ in initial]
+        for k in range(self.num_layers):
+            weights = self._layer_weights(k)
+            states = tuple(s[k] for s in carried)
+            outputs = []
+            for x_t in inputs:  # backpropagation through time walks this loop backwards
+                states = step(x_t, states, weights)
+                outputs.append(states[0])
+            for final, s in zip(finals, states):
+                final.append(s)
+            inputs = outputs  # the next layer reads this layer's hidden states
+        return self._output(inputs, unbatched), [self._final(f, unbatched) for f in finals]
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        return s
+
+
+_LAYER_PARAMETERS = """Parameters
+    ----------
+    input_size, hidden_size : int
+        Features of each input step and of the hidden state ``H``.
+    num_layers : int
+        Layers stacked: layer ``k + 1`` reads the hidden states of layer ``k``.
+    bias : bool
+        Whether to learn the biases ``bias_ih_l{k}`` and ``bias_hh_l{k}``.
+    batch_first : bool
+        Input and output as (N, L, features) instead of (L, N, features). The states
+        ``h_0``, ``h_n`` are (num_layers, N, H) either way, as in PyTorch.
+    rng, seed : numpy Generator or int, optional
+        Draw the initial values in the order of ``named_parameters()``, each uniform in
+        ``(-1/sqrt(H), 1/sqrt(H))`` (PyTorch's default).
+    dtype : str
+        ``"float64"`` (default) or ``"float32"``.
+    device : str, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+
+    A sequence without a batch axis, (L, input_size), is accepted too, with states
+    (num_layers, H). Dropout between layers and bidirectional layers are not implemented.
+"""
+
+
+class RNN(_RNNBase):
+    """A (stack of) Elman RNN layer(s) over a whole sequence.
+
+    ``rnn(x, h_0=None)`` returns ``(output, h_n)``: the last layer's hidden state at every
+    step, (L, N, H), and every layer's state after the last step, (num_layers, N, H).
+    Parameters per layer ``k``: ``weight_ih_l{k}`` (H, in), ``weight_hh_l{k}`` (H, H),
+    ``bias_ih_l{k}`` (H,), ``bias_hh_l{k}`` (H,).
+
+    {parameters}
+    nonlinearity : str
+        ``"tanh"`` (default) or ``"relu"``.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> rnn = RNN(3, 5, num_layers=2, seed=0)
+    >>> output, h_n = rnn(np.zeros((7, 2, 3)))  # (L, N, input_size)
+    >>> output.shape, h_n.shape
+    ((7, 2, 5), (2, 2, 5))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False, *,
+                 rng: Any = None, seed: int | None = None, dtype: Any = "float64",
+                 device: str | None = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
+        self._mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng, seed,
+                         dtype, device)
+
+    def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
+        act = self.nonlinearity
+        output, (h_n,) = self._run(x, [h_0], lambda x_t, s, w: (rnn_step(x_t, s[0], *w, act),))
+        return output, h_n
+
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        return s + ", nonlinearity='relu'" if self.nonlinearity == "relu" else s
+
+
+class LSTM(_RNNBase):
+    """A (stack of) LSTM layer(s) over a whole sequence.
+
+    ``lstm(x, (h_0, c_0))`` (the state may be left out: zeros) returns
+    ``(output, (h_n, c_n))``: the last layer's ``h`` at every step, (L, N, H), and every
+    layer's ``h`` and ``c`` after the last step, each (num_layers, N, H). Parameters per layer
+    ``k`` have ``4H`` rows, the gates input, forget, cell, output in PyTorch's order:
+    ``weight_ih_l{k}`` (4H, in), ``weight_hh_l{k}`` (4H, H), ``bias_ih_l{k}``,
+    ``bias_hh_l{k}`` (4H,).
+
+    {parameters}
+    """
+
+    _mode = "LSTM"
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, *, rng: Any = None,
+                 seed: int | None = None, dtype: Any = "float64",
+                 device: str | None = None) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng, seed,
+                         dtype, device)
+
+    def forward(self, x: Any, state: tuple[Any, Any] | None = None
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        h_0, c_0 = state if state is not None else (None, None)
+        output, (h_n, c_n) = self._run(x, [h_0, c_0],
+                                       lambda x_t, s, w: lstm_step(x_t, s[0], s[1], *w))
+        return output, (h_n, c_n)
+
+
+class GRU(_RNNBase):
+    """A (stack of) GRU layer(s) over a whole sequence.
+
+    ``gru(x, h_0=None)`` returns ``(output, h_n)`` shaped as :class:`RNN`'s. Parameters per
+    layer ``k`` have ``3H`` rows, the gates reset, update, new in PyTorch's order.
+
+    {parameters}
+    """
+
+    _mode = "GRU"
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, *, rng: Any = None,
+                 seed: int | None = None, dtype: Any = "float64",
+                 device: str | None = None) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng, seed,
+                         dtype, device)
+
+    def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
+        output, (h_n,) = self._run(x, [h_0], lambda x_t, s, w: (gru_step(x_t, s[0], *w),))
+        return output, h_n
+
+
+for _layer in (RNN, LSTM, GRU):  # the parameters they share, written once
+    _layer.__doc__ = _layer.__doc__.replace("{parameters}", _LAYER_PARAMETERS.strip())
