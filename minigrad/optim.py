@@ -12,60 +12,210 @@ here can be compared with one in PyTorch.
 
 ``state_dict()`` holds the hyperparameters and the per-parameter state (momentum, Adam's moving
 averages): save it with the model so that a resumed run continues exactly where it stopped.
+
+Fused updates
+-------------
+A step that loops over the parameters makes a few array calls *per parameter*; on a small
+network those calls, not the arithmetic, are the cost. So by default (``fused=None``) an
+optimizer whose parameters are NumPy or CuPy arrays *flattens* them: it copies the parameters
+of each dtype and device into one contiguous buffer and makes every ``p.data`` a view into it
+(the values do not change). Gradients and state (momentum, Adam's averages) get such buffers
+too, and ``backward()`` writes each new ``p.grad`` into its view (see
+:meth:`minigrad.Tensor.backward`). A step is then the same formula applied once to the whole
+buffer (as PyTorch's ``foreach``/fused optimizers do), and takes exactly the same values as the
+per-parameter loop, which is kept (``fused=False``) and used whenever the fast path does not
+apply: a parameter without a gradient this step, arrays of other libraries (array-api-strict),
+or a parameter whose array was replaced by one of another shape, dtype or device. What that
+means for you:
+
+* build the optimizer *before* keeping references to ``p.data`` (the arrays are replaced by
+  views, with the same values). Assigning ``p.data = new_array`` later is fine: the next step
+  copies it into the buffer;
+* ``p.grad`` after ``backward()`` is a view that the next ``backward()`` after ``zero_grad()``
+  overwrites: copy it (``p.grad.copy()``) to keep it.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+import math
+import numbers
+from typing import Any, Callable, Iterable
 
 from . import backend
 from .tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 
+Array = Any
+NewBuffer = Callable[[str], Array]  # name of a state -> a zero array for it
+
 
 class Optimizer:
     """Base class: holds the parameters, their per-parameter ``state`` and the hyperparameters.
 
-    Subclasses list their hyperparameters' names in ``hyperparameters`` and define ``step()``.
-    Hyperparameters are plain attributes (``opt.lr = 0.01`` changes the learning rate).
+    Subclasses list their hyperparameters' names in ``hyperparameters``, check one value in
+    ``_check`` and write the update of one array in ``_update``; the base class applies it to
+    each parameter, or once to each flat buffer of parameters (fused).
+    Hyperparameters are plain attributes (``opt.lr = 0.01`` changes the learning rate); each
+    value is checked where it is set.
     """
 
     hyperparameters: tuple[str, ...] = ()
 
-    def __init__(self, params: Iterable[Tensor], **hyper: Any) -> None:
+    def __init__(self, params: Iterable[Tensor], fused: bool | None = None,
+                 **hyper: Any) -> None:
+        name = type(self).__name__
         self.params: list[Tensor] = list(params)
         if not self.params:
-            raise ValueError(f"{type(self).__name__}: got an empty list of parameters (was "
+            raise ValueError(f"{name}: got an empty list of parameters (was "
                              "model.parameters() already used up by another optimizer?)")
         seen: set[int] = set()
         for i, p in enumerate(self.params):
             if not isinstance(p, Tensor):
-                raise TypeError(f"{type(self).__name__}: parameter {i} is a "
+                raise TypeError(f"{name}: parameter {i} is a "
                                 f"{type(p).__name__}, expected a Tensor (a Parameter)")
             if not p.is_leaf:
-                raise ValueError(f"{type(self).__name__}: parameter {i} was computed by an "
+                raise ValueError(f"{name}: parameter {i} was computed by an "
                                  "operation; an optimizer can only update leaf tensors")
             if id(p) in seen:
-                raise ValueError(f"{type(self).__name__}: parameter {i} appears twice")
+                raise ValueError(f"{name}: parameter {i} appears twice")
             seen.add(id(p))
-        for name, value in hyper.items():
-            setattr(self, name, value)
+        if fused not in (None, True, False):
+            raise TypeError(f"{name}: fused must be None, True or False; got {fused!r}")
+        for key, value in hyper.items():
+            setattr(self, key, value)  # checked by __setattr__
         self.state: list[dict[str, Any]] = [{} for _ in self.params]
+        self._groups: list[_FlatGroup] = []
+        self._ungrouped: list[int] = list(range(len(self.params)))
+        if fused is not False:
+            self._flatten(required=fused is True)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key in self.hyperparameters:
+            value = self._check(key, value)
+        object.__setattr__(self, key, value)
+
+    def _check(self, key: str, value: Any) -> Any:
+        """Return ``value`` if it is a valid setting for hyperparameter ``key``; else raise."""
+        return value
+
+    def _update(self, p: Array, g: Array, state: dict[str, Any], new_buffer: NewBuffer,
+                scratch: Array | None = None) -> None:
+        """Update array ``p`` in place from gradient ``g`` and this ``p``'s ``state``.
+
+        ``new_buffer(name)`` gives a zero array shaped like ``p`` for new state; ``scratch``,
+        when given, is an array shaped like ``p`` that may hold a temporary result.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no _update()")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Clear the gradients (``backward()`` adds to them otherwise): None, or zeros."""
+        """Clear the gradients (``backward()`` adds to them otherwise): None, or zeros in place."""
         for p in self.params:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = p._xp.zeros_like(p.grad)
+                p.grad[...] = 0  # in place, as PyTorch's zero_(): the same array, now zeros
 
     def step(self) -> None:
-        raise NotImplementedError(f"{type(self).__name__} has no step()")
+        """Update every parameter that has a gradient.
+
+        Every gradient's shape is checked first: if one is wrong, nothing is updated.
+        """
+        grads = self._gradients()
+        rest = self._fused_step(grads) if self._groups else self._ungrouped
+        for i in rest:
+            g = grads[i]
+            if g is not None:
+                self._update(self.params[i].data, g, self.state[i], self._new_buffer_for(i))
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.hyperparameters)
         return f"{type(self).__name__}({settings})"
+
+    # --- the two paths of a step ------------------------------------------------------------------
+
+    def _gradients(self) -> list[Array | None]:
+        """Each parameter's gradient (or None), every shape checked before anything changes."""
+        grads = [p.grad for p in self.params]
+        for i, (p, g) in enumerate(zip(self.params, grads)):
+            if g is not None and g.shape != p.data.shape:
+                raise ValueError(f"{type(self).__name__}.step: the gradient of parameter {i} "
+                                 f"has shape {tuple(g.shape)} but the parameter has shape "
+                                 f"{p.shape}; nothing was updated")
+        return grads
+
+    def _fused_step(self, grads: list[Array | None]) -> list[int]:
+        """Update each flat group with one application of ``_update``; return the indices of
+        the parameters left for the per-parameter loop."""
+        rest = list(self._ungrouped)
+        for group in list(self._groups):
+            if not group.adopt(self.params):  # an array of another shape, dtype or device
+                self._groups.remove(group)
+                self._ungrouped += group.indices
+                rest += group.indices
+                continue
+            group_grads = [grads[i] for i in group.indices]
+            if any(g is None for g in group_grads) or not self._in_sync(group):
+                rest += group.indices  # some parameters skip this step: one at a time
+                continue
+            for g, view in zip(group_grads, group.grad_views):
+                if g is not view:  # set by hand, or accumulated elsewhere: bring it in
+                    view[...] = g
+            state = self.state[group.indices[0]]
+            flat_state = {key: (group.buffers[key][0] if key in group.buffers else value)
+                          for key, value in state.items()}
+            self._update(group.data, group.grad, flat_state, group.new_buffer, group.scratch)
+            for j, i in enumerate(group.indices):  # each parameter's view of the new state
+                s = self.state[i]
+                for key, value in flat_state.items():
+                    s[key] = group.buffers[key][1][j] if key in group.buffers else value
+        return rest
+
+    def _in_sync(self, group: "_FlatGroup") -> bool:
+        """Whether every parameter of ``group`` has the same state, held in the group's views
+        (the per-parameter loop, or ``load_state_dict``, may have made them differ)."""
+        if group.synced:
+            return True
+        first = self.state[group.indices[0]]
+        for j, i in enumerate(group.indices):
+            s = self.state[i]
+            if s.keys() != first.keys():
+                return False
+            for key, value in s.items():
+                if key in group.buffers:
+                    if value is not group.buffers[key][1][j]:
+                        return False
+                elif hasattr(value, "shape") or value != first[key]:
+                    return False
+        group.synced = True
+        return True
+
+    def _new_buffer_for(self, i: int) -> NewBuffer:
+        """Zero arrays for parameter ``i``'s new state: its views into the flat buffers when it
+        is in a flat group (which then needs checking before the next fused step)."""
+        for group in self._groups:
+            if i in group.positions:
+                group.synced = False
+                j = group.positions[i]
+                return lambda key: group.new_buffer(key, j)
+        p = self.params[i]
+        return lambda key: p._xp.zeros_like(p.data)
+
+    def _flatten(self, required: bool) -> None:
+        """Put the parameters of each dtype and device into one flat buffer (see the module's
+        docstring); parameters of other array libraries stay on the per-parameter path."""
+        groups: dict[tuple, list[int]] = {}
+        for i, p in enumerate(self.params):
+            if _can_flatten(p.data):
+                key = (type(p.data), str(p.data.dtype), backend.device_name(p.data))
+                groups.setdefault(key, []).append(i)
+            elif required:
+                raise ValueError(f"{type(self).__name__}: fused=True needs NumPy or CuPy "
+                                 f"arrays; parameter {i} is a {type(p.data).__module__}."
+                                 f"{type(p.data).__name__} (use fused=None or False)")
+        for indices in groups.values():
+            self._groups.append(_FlatGroup(indices, [self.params[i] for i in indices]))
+        grouped = {i for indices in groups.values() for i in indices}
+        self._ungrouped = [i for i in range(len(self.params)) if i not in grouped]
 
     # --- saving and resuming --------------------------------------------------------------------
 
@@ -83,7 +233,8 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore hyperparameters and state saved by :meth:`state_dict` (arrays are copied).
 
-        The optimizer must have been made with the same parameters, in the same order.
+        The optimizer must have been made with the same parameters, in the same order. Every
+        value is checked before anything changes: on an error the optimizer is as it was.
         """
         name = type(self).__name__
         try:
@@ -104,6 +255,12 @@ class Optimizer:
         if unknown:
             raise ValueError(f"{name}.load_state_dict: unknown hyperparameters {unknown} (was "
                              f"it saved by another kind of optimizer?)")
+        hyper = {}
+        for key in self.hyperparameters:
+            if key in group:
+                value = group[key]
+                hyper[key] = self._check(key, tuple(value) if isinstance(value, list) else value)
+        # 1. check and convert everything; nothing of the optimizer changes here
         new_state: list[dict[str, Any]] = [{} for _ in self.params]
         for key, entries in saved_state.items():
             i = int(key)
@@ -114,7 +271,9 @@ class Optimizer:
             for entry, value in entries.items():
                 if isinstance(value, Tensor):
                     value = value.data
-                if hasattr(value, "shape"):
+                if entry == "step":  # a count, whatever it was saved as
+                    value = int(value.item() if hasattr(value, "item") else value)
+                elif hasattr(value, "shape"):
                     shape = tuple(value.shape)
                     if shape == p.shape:  # a buffer shaped like its parameter
                         value = backend.copy_to(value, like=p.data, dtype=p.data.dtype)
@@ -125,15 +284,115 @@ class Optimizer:
                                          f"has shape {shape}, but the parameter has shape "
                                          f"{p.shape}")
                 new_state[i][entry] = value
-        for key in self.hyperparameters:
-            if key in group:
-                value = group[key]
-                setattr(self, key, tuple(value) if isinstance(value, list) else value)
+        # 2. write: arrays of flattened parameters go into their views of the flat buffers
+        for i, entries in enumerate(new_state):
+            new_buffer = self._new_buffer_for(i)
+            for entry, value in entries.items():
+                if hasattr(value, "shape"):
+                    buffer = new_buffer(entry)
+                    buffer[...] = value
+                    entries[entry] = buffer
+        for key, value in hyper.items():
+            object.__setattr__(self, key, value)
         self.state = new_state
+
+
+class _FlatGroup:
+    """Parameters of one dtype and device as views into one contiguous buffer.
+
+    ``data`` is the flat buffer of the values, and each parameter's ``.data`` a view into it
+    (``data_views``); ``grad`` the same for the gradients (each parameter's ``_grad_buffer``,
+    where ``backward()`` writes its ``.grad``); ``buffers[name]`` the same for each kind of
+    optimizer state, made when first needed; ``scratch`` room for one temporary result.
+    """
+
+    def __init__(self, indices: list[int], params: list[Tensor]) -> None:
+        xp = params[0]._xp
+        self.xp = xp
+        self.indices = indices
+        self.positions = {i: j for j, i in enumerate(indices)}
+        self.shapes = [p.shape for p in params]
+        self.data = xp.concat([xp.reshape(p.data, (-1,)) for p in params])
+        self.grad = xp.zeros_like(self.data)
+        self.scratch = xp.empty_like(self.data)
+        self.data_views = self._views(self.data)
+        self.grad_views = self._views(self.grad)
+        self.buffers: dict[str, tuple[Array, list[Array]]] = {}
+        self.synced = True  # all parameters' state is held in this group's views alike
+        for p, data, grad in zip(params, self.data_views, self.grad_views):
+            p.data = data  # the same values, now a view into the flat buffer
+            p._grad_buffer = grad
+
+    def _views(self, flat: Array) -> list[Array]:
+        views, start = [], 0
+        for shape in self.shapes:
+            size = math.prod(shape)
+            views.append(self.xp.reshape(flat[start:start + size], shape))
+            start += size
+        return views
+
+    def new_buffer(self, key: str, j: int | None = None) -> Array:
+        """A zeroed flat buffer for state ``key`` (made once), or parameter ``j``'s view of it."""
+        if key not in self.buffers:
+            flat = self.xp.zeros_like(self.data)
+            self.buffers[key] = (flat, self._views(flat))
+        flat, views = self.buffers[key]
+        buffer = flat if j is None else views[j]
+        buffer[...] = 0
+        return buffer
+
+    def adopt(self, params: list[Tensor]) -> bool:
+        """Make sure each parameter's ``.data`` is its view; False if that cannot be.
+
+        A parameter whose array was replaced (``p.data = ...``, ``load_state_dict``) by one of
+        the same shape, dtype and device has it copied into the buffer, and gets its view back.
+        """
+        for i, view in zip(self.indices, self.data_views):
+            p = params[i]
+            data = p.data
+            if data is view:
+                continue
+            if (type(data) is not type(view) or data.shape != view.shape
+                    or data.dtype != view.dtype
+                    or backend.device_name(data) != backend.device_name(view)):
+                for k in self.indices:  # the layout no longer fits: no more flat buffers
+                    if params[k]._grad_buffer is self.grad_views[self.positions[k]]:
+                        params[k]._grad_buffer = None
+                return False
+            view[...] = data
+            p.data = view
+            p._grad_buffer = self.grad_views[self.positions[i]]
+        return True
+
+
+def _can_flatten(a: Array) -> bool:
+    """NumPy and CuPy arrays: a slice of a flat buffer, reshaped, is a view that writes through."""
+    return type(a).__module__.split(".")[0] in ("numpy", "cupy")
+
+
+def _scaled(g: Array, c: float, out: Array | None) -> Array:
+    """``c * g``, written into ``out`` when given (the same values, no new array)."""
+    if out is None:
+        return c * g
+    return backend.namespace(g).multiply(g, c, out=out)
 
 
 def _describe(x: Any) -> str:
     return f"keys {sorted(map(str, x))}" if isinstance(x, dict) else type(x).__name__
+
+
+def _number(owner: str, key: str, value: Any, low: float = 0.0, high: float | None = None,
+            high_open: bool = False) -> float:
+    """``value`` if it is a real number in [low, high] (or [low, high)); else a clear error."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{owner}: {key} must be a number; got {type(value).__name__} "
+                        f"{value!r}")
+    bound = "" if high is None else f" and {'<' if high_open else '<='} {high:g}"
+    ok = value >= low and (high is None or (value < high if high_open else value <= high))
+    if not ok or not math.isfinite(value):  # NaN fails every comparison
+        raise ValueError(f"{owner}: {key} must be >= {low:g}{bound}, a finite number; got "
+                         f"{value!r}")
+    return value
 
 
 class SGD(Optimizer):
@@ -151,7 +410,7 @@ class SGD(Optimizer):
     params : iterable of Tensor
         What to update, usually ``model.parameters()``.
     lr : float
-        Learning rate.
+        Learning rate (>= 0).
     momentum : float
         Factor of the running sum of gradients (0: none).
     dampening : float
@@ -160,46 +419,47 @@ class SGD(Optimizer):
         Look ahead along the momentum (needs ``momentum > 0`` and ``dampening == 0``).
     weight_decay : float
         L2 penalty: adds ``weight_decay * p`` to each gradient.
+    fused : bool or None
+        Update all parameters at once through flat buffers (see the module's docstring).
+        None (the default): where the parameters allow it; False: one parameter at a time;
+        True: always, or an error.
     """
 
     hyperparameters = ("lr", "momentum", "dampening", "nesterov", "weight_decay")
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, nesterov: bool = False,
-                 weight_decay: float = 0.0) -> None:
-        if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"SGD: lr, momentum and weight_decay must be >= 0; got lr={lr}, "
-                             f"momentum={momentum}, weight_decay={weight_decay}")
+                 weight_decay: float = 0.0, *, fused: bool | None = None) -> None:
+        for key, value in (("lr", lr), ("momentum", momentum), ("dampening", dampening),
+                           ("weight_decay", weight_decay)):
+            _number("SGD", key, value)  # before anything else, so the first bad one is named
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("SGD: nesterov=True needs momentum > 0 and dampening = 0")
-        super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
+            raise ValueError("SGD: nesterov=True needs momentum > 0 and dampening = 0; got "
+                             f"momentum={momentum}, dampening={dampening}")
+        super().__init__(params, fused=fused, lr=lr, momentum=momentum, dampening=dampening,
                          nesterov=nesterov, weight_decay=weight_decay)
 
-    def step(self) -> None:
-        """Update every parameter that has a gradient."""
+    def _check(self, key: str, value: Any) -> Any:
+        if key == "nesterov":
+            return bool(value)
+        return _number("SGD", key, value)
+
+    def _update(self, p: Array, g: Array, state: dict[str, Any], new_buffer: NewBuffer,
+                scratch: Array | None = None) -> None:
         lr, momentum, weight_decay = self.lr, self.momentum, self.weight_decay
-        if momentum == 0 and weight_decay == 0:  # plain gradient descent: the fast path
-            for p in self.params:
-                g = p.grad
-                if g is not None:
-                    p.data -= lr * g
-            return
-        dampening, nesterov = self.dampening, self.nesterov
-        for p, state in zip(self.params, self.state):
-            g = p.grad
-            if g is None:
-                continue
-            if weight_decay != 0:
-                g = g + weight_decay * p.data
-            if momentum != 0:
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = backend.copy_to(g)
-                else:
-                    buf *= momentum
-                    buf += (1 - dampening) * g
-                g = g + momentum * buf if nesterov else buf
-            p.data -= lr * g
+        if weight_decay != 0:
+            g = g + weight_decay * p
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:  # the first step: the buffer starts as the gradient itself
+                buf = state["momentum_buffer"] = new_buffer("momentum_buffer")
+                buf[...] = g
+            else:
+                buf *= momentum
+                # (1 - 0) * g is g exactly: skip that product when there is no dampening
+                buf += g if self.dampening == 0 else (1 - self.dampening) * g
+            g = g + momentum * buf if self.nesterov else buf
+        p -= _scaled(g, lr, scratch)
 
 
 class Adam(Optimizer):
@@ -222,44 +482,58 @@ class Adam(Optimizer):
     lr : float
         Learning rate (the largest step is about ``lr``).
     betas : (float, float)
-        Decay rates of the two averages.
+        Decay rates of the two averages, each in [0, 1).
     eps : float
-        Keeps the denominator away from zero.
+        Keeps the denominator away from zero (>= 0).
     weight_decay : float
         L2 penalty added to the gradient.
+    fused : bool or None
+        Update all parameters at once through flat buffers (see :class:`SGD`).
     """
 
     hyperparameters = ("lr", "betas", "eps", "weight_decay")
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
-        if lr < 0 or eps < 0 or weight_decay < 0:
-            raise ValueError(f"Adam: lr, eps and weight_decay must be >= 0; got lr={lr}, "
-                             f"eps={eps}, weight_decay={weight_decay}")
-        if len(betas) != 2 or not all(0 <= b < 1 for b in betas):
-            raise ValueError(f"Adam: betas must be two numbers in [0, 1); got {betas!r}")
-        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+                 weight_decay: float = 0.0, *, fused: bool | None = None) -> None:
+        for key, value in (("lr", lr), ("eps", eps), ("weight_decay", weight_decay),
+                           ("betas", betas)):
+            self._check(key, value)
+        super().__init__(params, fused=fused, lr=lr, betas=tuple(betas), eps=eps,
+                         weight_decay=weight_decay)
 
-    def step(self) -> None:
-        """Update every parameter that has a gradient."""
+    def _check(self, key: str, value: Any) -> Any:
+        if key != "betas":
+            return _number("Adam", key, value)
+        try:
+            betas = tuple(value)
+        except TypeError:
+            betas = ()
+        if len(betas) != 2:
+            raise ValueError(f"Adam: betas must be two numbers in [0, 1); got {value!r}")
+        for k, b in enumerate(betas):
+            try:
+                _number("Adam", f"betas[{k}]", b, high=1.0, high_open=True)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"Adam: betas must be two numbers in [0, 1); got {value!r} "
+                                 f"({e})") from None
+        return betas
+
+    def _update(self, p: Array, g: Array, state: dict[str, Any], new_buffer: NewBuffer,
+                scratch: Array | None = None) -> None:
         lr, (beta1, beta2), eps, weight_decay = self.lr, self.betas, self.eps, self.weight_decay
-        for p, state in zip(self.params, self.state):
-            g = p.grad
-            if g is None:
-                continue
-            xp = p._xp
-            if weight_decay != 0:
-                g = g + weight_decay * p.data
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = xp.zeros_like(p.data)
-                state["exp_avg_sq"] = xp.zeros_like(p.data)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m *= beta1
-            m += (1 - beta1) * g
-            v *= beta2
-            v += (1 - beta2) * (g * g)
-            denom = xp.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
-            p.data -= (lr / (1 - beta1 ** t)) * (m / denom)
+        xp = backend.namespace(p)
+        if weight_decay != 0:
+            g = g + weight_decay * p
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = new_buffer("exp_avg")
+            state["exp_avg_sq"] = new_buffer("exp_avg_sq")
+        state["step"] += 1
+        t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+        m *= beta1
+        m += (1 - beta1) * g
+        v *= beta2
+        v += (1 - beta2) * (g * g)
+        denom = xp.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
+        p -= (lr / (1 - beta1 ** t)) * (m / denom)

@@ -136,6 +136,29 @@ def op(data: Array, parents: Sequence["Tensor"], vjp: VJP, saved: tuple = (),
     return out
 
 
+def _accumulate_grad(leaf: "Tensor", g: Array) -> None:
+    """Add the gradient ``g`` that reached ``leaf`` to ``leaf.grad`` (PyTorch's rule).
+
+    The first gradient is *copied*, because a VJP may hand one array to several inputs
+    (``add`` returns ``g`` for both): if two leaves kept the very same array, changing one
+    ``.grad`` in place would change the other. The copy lands in the leaf's gradient buffer
+    when a fused optimizer gave it one (the same array at every step: no new memory), else in
+    a new array of the leaf's dtype. Later gradients are added in place (``grad += g``).
+    """
+    grad = leaf.grad
+    if grad is None:
+        home = leaf._grad_buffer  # fast path: a buffer kept by a fused optimizer
+        if home is not None and home.dtype == leaf.data.dtype and type(home) is type(g):
+            home[...] = g  # a copy into memory the leaf owns (and the dtype is the leaf's)
+            leaf.grad = home
+        else:
+            leaf.grad = leaf._xp.astype(g, leaf.data.dtype, copy=True)
+    else:
+        if g.dtype != grad.dtype:
+            g = leaf._xp.astype(g, grad.dtype)
+        grad += g  # in place, as PyTorch: the .grad array stays the same object
+
+
 # ---------------------------------------------------------------------------------------------
 # The Tensor
 
@@ -155,7 +178,7 @@ class Tensor:
     """
 
     __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_saved", "_op",
-                 "_xp", "_retains_grad", "_seq", "__weakref__")
+                 "_xp", "_retains_grad", "_seq", "_grad_buffer", "__weakref__")
     __array_ufunc__ = None  # ``ndarray * Tensor`` calls Tensor.__rmul__, giving a Tensor
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
@@ -173,6 +196,7 @@ class Tensor:
         self._saved = ()
         self._op = None
         self._retains_grad = False
+        self._grad_buffer = None  # where backward() puts a new .grad; see _accumulate_grad
 
     # --- what a tensor is -------------------------------------------------------------------
 
@@ -274,6 +298,18 @@ class Tensor:
         Gradients are *added* to ``.grad`` (call ``zero_grad()`` between steps). Only leaves
         keep ``.grad``, and non-leaves that called :meth:`retain_grad`.
 
+        A leaf's ``.grad`` follows PyTorch's rule:
+
+        * a leaf whose ``.grad`` is None gets an array of its own, in its own dtype: never an
+          array that another tensor's ``.grad`` shares (in ``a + b`` both inputs receive the
+          same output gradient; each leaf gets its own copy);
+        * a leaf that already has a ``.grad`` gets the new gradient added *in place*, into the
+          same array (``grad += g``): an array you kept from ``p.grad`` changes with it;
+        * a parameter updated by a fused optimizer (:mod:`minigrad.optim`) gets its new
+          ``.grad`` written into a buffer the optimizer keeps for it, the same array at every
+          step, so after ``zero_grad()`` an array kept from an earlier step's ``p.grad`` is
+          overwritten by the next ``backward()``. Keep ``p.grad.copy()`` if you need it.
+
         Parameters
         ----------
         grad : array or Tensor, optional
@@ -300,7 +336,7 @@ class Tensor:
                                  f"has shape {self.shape}")
 
         if self._vjp is None:  # a leaf: its gradient is the one given
-            self.grad = grad if self.grad is None else self.grad + grad
+            _accumulate_grad(self, grad)
             return
         # Each tensor made by an operation is numbered when it is made, so after its inputs.
         # Running the waiting tensors newest first is therefore a topological order: a VJP runs
@@ -325,7 +361,7 @@ class Tensor:
                         f"{parent.shape} has shape {tuple(pg.shape)}. Each gradient must have "
                         f"its input's shape: did you unbroadcast?")
                 if parent._vjp is None:  # a leaf: nothing flows on, the sum lands in .grad
-                    parent.grad = pg if parent.grad is None else parent.grad + pg
+                    _accumulate_grad(parent, pg)
                 elif id(parent) in grads:  # used more than once: the gradients add up
                     grads[id(parent)] = grads[id(parent)] + pg
                 else:

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.data import moons
 from minigrad import nn, optim
 
 P0 = [1.0, -2.0]
@@ -310,3 +311,208 @@ def test_optimizer_on_array_api_strict_matches_numpy():
                 opt.step()
         assert type(p_xp.data) is type(xp.asarray(1.0))
         np.testing.assert_allclose(np.asarray(p_xp.data), p_np.data, rtol=0, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused (flat-buffer) steps take exactly the per-parameter steps
+
+
+def moons_run(opt_class, settings, fused, steps=100, dtype="float64", freeze=None):
+    """Train a 2-16-16-2 network on moons for ``steps`` steps; the parameters after each step.
+
+    ``freeze(step)`` may name a layer index whose gradients are dropped at that step (a
+    parameter without a gradient is skipped), so that the fused optimizer has to fall back to
+    the per-parameter loop and then come back to the flat buffers.
+    """
+    X, y = moons(64, noise=0.1, seed=3)
+    model = nn.Sequential(nn.Linear(2, 16, seed=0, dtype=dtype), nn.ReLU(),
+                          nn.Linear(16, 16, seed=1, dtype=dtype), nn.ReLU(),
+                          nn.Linear(16, 2, seed=2, dtype=dtype))
+    opt = opt_class(model.parameters(), fused=fused, **settings)
+    loss_fn = nn.CrossEntropyLoss()
+    history = []
+    for step in range(steps):
+        idx = np.arange(step * 16, step * 16 + 16) % 64
+        opt.zero_grad()
+        loss_fn(model(mg.tensor(X[idx], dtype=dtype)), y[idx]).backward()
+        if freeze is not None and freeze(step) is not None:
+            layer = model[freeze(step)]
+            layer.weight.grad = layer.bias.grad = None
+        opt.step()
+        history.append([p.data.copy() for p in model.parameters()])
+    return model, opt, history
+
+
+FUSED_SETTINGS = [
+    (optim.SGD, dict(lr=0.1)),
+    (optim.SGD, dict(lr=0.1, momentum=0.9)),
+    (optim.SGD, dict(lr=0.1, weight_decay=0.01)),
+    (optim.SGD, dict(lr=0.05, momentum=0.9, weight_decay=0.01)),
+    (optim.SGD, dict(lr=0.05, momentum=0.8, dampening=0.3, weight_decay=0.01)),
+    (optim.SGD, dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.001)),
+    (optim.Adam, dict(lr=0.01)),
+    (optim.Adam, dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.01)),
+]
+FUSED_IDS = ["sgd", "momentum", "weight_decay", "momentum+wd", "dampening+wd", "nesterov+wd",
+             "adam", "adam+wd"]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("opt_class, settings", FUSED_SETTINGS, ids=FUSED_IDS)
+def test_fused_steps_equal_per_parameter_steps_over_100_steps(opt_class, settings, dtype):
+    model, opt, fused = moons_run(opt_class, settings, fused=None, dtype=dtype)
+    _, opt_loop, loop = moons_run(opt_class, settings, fused=False, dtype=dtype)
+    # the fused run really ran on flat buffers: every parameter is a view of one array
+    flat = [p.data.base for p in model.parameters()]
+    assert all(b is not None and b is flat[0] for b in flat)
+    assert not opt_loop._groups
+    for step, (a, b) in enumerate(zip(fused, loop), 1):
+        for k, (pa, pb) in enumerate(zip(a, b)):
+            np.testing.assert_array_equal(pa, pb, err_msg=f"step {step}, parameter {k}")
+    for i, (sa, sb) in enumerate(zip(opt.state, opt_loop.state)):  # the state too
+        assert sa.keys() == sb.keys()
+        for key in sa:
+            np.testing.assert_array_equal(sa[key], sb[key], err_msg=f"{key} of parameter {i}")
+
+
+@pytest.mark.parametrize("opt_class, settings", [FUSED_SETTINGS[3], FUSED_SETTINGS[7]],
+                         ids=["momentum+wd", "adam+wd"])
+def test_fused_steps_with_parameters_skipped_now_and_then(opt_class, settings):
+    # layer 2 has no gradient at steps 3 and 10 (skipped: no update, no state change), and
+    # layer 0 none at the first two steps (its state starts later than the others')
+    def freeze(step):
+        return {0: 0, 1: 0, 3: 2, 10: 2}.get(step)
+
+    _, _, fused = moons_run(opt_class, settings, fused=None, steps=30, freeze=freeze)
+    _, _, loop = moons_run(opt_class, settings, fused=False, steps=30, freeze=freeze)
+    for step, (a, b) in enumerate(zip(fused, loop), 1):
+        for k, (pa, pb) in enumerate(zip(a, b)):
+            np.testing.assert_array_equal(pa, pb, err_msg=f"step {step}, parameter {k}")
+    np.testing.assert_array_equal(fused[0][0], fused[1][0])  # layer 0 frozen at step 2
+    assert not np.array_equal(fused[1][0], fused[2][0])      # and moving at step 3
+
+
+def test_fused_optimizer_follows_replaced_parameter_arrays():
+    # model.load_state_dict gives each parameter a new array: the optimizer copies it into
+    # its flat buffer at the next step and keeps updating the parameter
+    model, opt, _ = moons_run(optim.SGD, dict(lr=0.1, momentum=0.9), fused=None, steps=2)
+    snapshot = {k: v.copy() for k, v in model.state_dict().items()}
+    model.load_state_dict({k: v * 0 + 1.0 for k, v in snapshot.items()})
+    w = model[0].weight
+    w.grad = np.ones(w.shape)
+    for p in model.parameters():
+        if p is not w:
+            p.grad = np.zeros(p.shape)
+    buf = opt.state[0]["momentum_buffer"].copy()
+    opt.step()
+    np.testing.assert_allclose(w.data, 1.0 - 0.1 * (0.9 * buf + 1.0), rtol=1e-15)
+    assert w.data.base is model[2].bias.data.base  # back in the flat buffer
+
+
+def test_fused_true_needs_numpy_or_cupy_arrays():
+    xp = pytest.importorskip("array_api_strict")
+    p = nn.Parameter(xp.asarray([1.0, 2.0], dtype=xp.float64))
+    with pytest.raises(ValueError, match="fused=True needs NumPy or CuPy arrays"):
+        optim.SGD([p], lr=0.1, fused=True)
+    with pytest.raises(TypeError, match="fused must be None, True or False"):
+        optim.SGD([nn.Parameter(np.ones(2))], lr=0.1, fused="yes")
+
+
+def test_parameters_of_two_dtypes_get_a_flat_buffer_each():
+    a = nn.Parameter(np.array([1.0, 2.0], dtype=np.float32))
+    b = nn.Parameter(np.array([3.0, 4.0, 5.0]))
+    c = nn.Parameter(np.array([6.0], dtype=np.float32))
+    opt = optim.SGD([a, b, c], lr=0.5)
+    assert a.data.base is c.data.base and b.data.base is not a.data.base
+    assert (a.dtype, b.dtype) == (np.float32, np.float64)
+    for p in (a, b, c):
+        p.grad = np.ones(p.shape, dtype=p.dtype)
+    opt.step()
+    assert a.data.tolist() == [0.5, 1.5] and b.data.tolist() == [2.5, 3.5, 4.5]
+    assert c.data.tolist() == [5.5]
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks before anything is written (issue 12)
+
+
+@pytest.mark.parametrize("opt_class, settings, match", [
+    (optim.SGD, dict(lr=float("nan")), "lr must be >= 0"),
+    (optim.SGD, dict(lr=-0.1), "lr must be >= 0"),
+    (optim.SGD, dict(lr=float("inf")), "lr must be >= 0, a finite number; got inf"),
+    (optim.SGD, dict(lr=0.1, momentum=float("nan")), "momentum must be >= 0"),
+    (optim.SGD, dict(lr=0.1, momentum=-0.9), "momentum must be >= 0"),
+    (optim.SGD, dict(lr=0.1, weight_decay=-1e-4), "weight_decay must be >= 0"),
+    (optim.SGD, dict(lr=0.1, dampening=float("nan")), "dampening must be >= 0"),
+    (optim.Adam, dict(lr=float("nan")), "lr must be >= 0"),
+    (optim.Adam, dict(eps=float("nan")), "eps must be >= 0"),
+    (optim.Adam, dict(eps=-1e-8), "eps must be >= 0"),
+    (optim.Adam, dict(betas=(float("nan"), 0.999)), r"betas must be two numbers in \[0, 1\)"),
+    (optim.Adam, dict(betas=(0.9, -0.1)), r"betas\[1\] must be >= 0"),
+    (optim.Adam, dict(betas=(0.9,)), r"betas must be two numbers in \[0, 1\); got \(0.9,\)"),
+])
+def test_bad_hyperparameters_are_refused_at_construction(opt_class, settings, match):
+    with pytest.raises(ValueError, match=match):
+        opt_class([nn.Parameter(np.ones(2))], **settings)
+
+
+def test_hyperparameters_are_checked_when_set_later_too():
+    p = nn.Parameter(np.ones(2))
+    opt = optim.SGD([p], lr=0.1)
+    with pytest.raises(ValueError, match="lr must be >= 0"):
+        opt.lr = float("nan")
+    with pytest.raises(TypeError, match="lr must be a number; got str '0.1'"):
+        opt.lr = "0.1"
+    assert opt.lr == 0.1
+    adam = optim.Adam([nn.Parameter(np.ones(2))])
+    with pytest.raises(ValueError, match="betas"):
+        adam.betas = (0.9, 1.0)
+    assert adam.betas == (0.9, 0.999)
+
+
+@pytest.mark.parametrize("fused", [None, False])
+@pytest.mark.parametrize("opt_class, settings", [(optim.SGD, dict(lr=0.1, momentum=0.9)),
+                                                 (optim.Adam, dict(lr=0.1))])
+def test_step_checks_every_gradient_shape_before_writing(opt_class, settings, fused):
+    a, b = nn.Parameter(np.ones(3)), nn.Parameter(np.ones((2, 2)))
+    opt = opt_class([a, b], fused=fused, **settings)
+    a.grad, b.grad = np.ones(3), np.ones(4)  # b's gradient has the wrong shape
+    with pytest.raises(ValueError, match=r"gradient of parameter 1 has shape \(4,\) but the "
+                                         r"parameter has shape \(2, 2\); nothing was updated"):
+        opt.step()
+    assert a.data.tolist() == [1.0, 1.0, 1.0] and opt.state == [{}, {}]
+    b.grad = np.ones((2, 2))
+    opt.step()
+    assert a.data.tolist() != [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("fused", [None, False])
+def test_load_state_dict_is_all_or_nothing(fused):
+    model, opt = make_run(optim.SGD, dict(lr=0.1, momentum=0.9))
+    train(model, opt, 2, start=0)
+    good = {"state": {i: {k: v.copy() for k, v in s.items()} for i, s in
+                      opt.state_dict()["state"].items()},
+            "param_groups": [dict(opt.state_dict()["param_groups"][0], lr=0.5, momentum=0.5)]}
+    bad = {"state": dict(good["state"]), "param_groups": good["param_groups"]}
+    bad["state"][3] = {"momentum_buffer": np.ones(5)}  # the last parameter's is wrong
+
+    model_b, opt_b = make_run(optim.SGD, dict(lr=0.1, momentum=0.9))
+    opt_b = optim.SGD(model_b.parameters(), lr=0.1, momentum=0.9, fused=fused)
+    train(model_b, opt_b, 1, start=0)
+    before = [s["momentum_buffer"].copy() for s in opt_b.state]
+    with pytest.raises(ValueError, match=r"'momentum_buffer' of parameter 3 has shape \(5,\)"):
+        opt_b.load_state_dict(bad)
+    assert (opt_b.lr, opt_b.momentum) == (0.1, 0.9)
+    for s, b in zip(opt_b.state, before):
+        np.testing.assert_array_equal(s["momentum_buffer"], b)
+    bad_hyper = {"state": good["state"], "param_groups": [dict(good["param_groups"][0],
+                                                               lr=float("nan"))]}
+    with pytest.raises(ValueError, match="lr must be >= 0"):
+        opt_b.load_state_dict(bad_hyper)
+    assert opt_b.lr == 0.1
+    for s, b in zip(opt_b.state, before):
+        np.testing.assert_array_equal(s["momentum_buffer"], b)
+    opt_b.load_state_dict(good)
+    assert (opt_b.lr, opt_b.momentum) == (0.5, 0.5)
+    np.testing.assert_array_equal(opt_b.state[3]["momentum_buffer"],
+                                  good["state"][3]["momentum_buffer"])

@@ -1,0 +1,94 @@
+"""Where the time of one minigrad training step goes: a profile and a same-run ratio.
+
+    python -m bench.profile                         # moons at batch 32 and at 1000 points
+    python -m bench.profile --cases lenet-f32 --steps 20 --top 25
+
+For each case it times the minigrad step and the tuned NumPy step in this one process,
+interleaved (so a burst of load on a busy machine lands on both), prints their ratio, then
+runs the minigrad step under :mod:`cProfile` and prints the functions that take the most
+time of their own. The ratio is a quick signal for deciding between two versions of the
+code; the figures of record come from ``python -m bench`` on a quiet machine.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import time
+from collections.abc import Callable
+
+from .cases import CASES, init_params, make_data
+
+__all__ = ["main", "ratio"]
+
+
+def _time(step: Callable[[], object], n: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(n):
+        step()
+    return (time.perf_counter() - t0) / n
+
+
+def ratio(case_name: str, rounds: int = 7, n: int = 200) -> tuple[float, float, float]:
+    """(minigrad seconds per step, NumPy seconds per step, their ratio), medians of rounds."""
+    from . import impl_minigrad, impl_numpy
+    case = CASES[case_name]
+    data, params = make_data(case), init_params(case)
+    mine, tuned = impl_minigrad.make_step(case, data, params), impl_numpy.make_step(case, data,
+                                                                                     params)
+    for _ in range(3):
+        mine(), tuned()
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(_time(mine, n))
+        b.append(_time(tuned, n))
+    ratios = sorted(x / y for x, y in zip(a, b))
+    return statistics.median(a), statistics.median(b), statistics.median(ratios)
+
+
+def profile(case_name: str, steps: int, top: int) -> str:
+    """The ``top`` functions by own time over ``steps`` minigrad steps of ``case_name``."""
+    from . import impl_minigrad
+    case = CASES[case_name]
+    step = impl_minigrad.make_step(case, make_data(case), init_params(case))
+    for _ in range(3):
+        step()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(steps):
+        step()
+    prof.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.profile",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--cases", default="moons-32-f32,moons-1000-f32")
+    p.add_argument("--steps", type=int, default=2000, help="profiled steps per case")
+    p.add_argument("--top", type=int, default=18, help="functions listed per case")
+    p.add_argument("--n", type=int, default=200, help="steps per timed block")
+    p.add_argument("--rounds", type=int, default=7, help="timed blocks per contender")
+    p.add_argument("--no-profile", action="store_true", help="only the ratio")
+    args = p.parse_args(argv)
+    try:
+        from threadpoolctl import threadpool_limits
+        limits = threadpool_limits(limits=1, user_api="blas")
+    except ImportError:
+        limits = None
+    for name in args.cases.split(","):
+        mine, tuned, r = ratio(name, args.rounds, args.n)
+        print(f"{name}: minigrad {mine * 1e6:.1f} us, tuned NumPy {tuned * 1e6:.1f} us per "
+              f"{CASES[name].unit}: {r:.2f}x (median of {args.rounds} interleaved rounds)")
+        if not args.no_profile:
+            print(profile(name, args.steps, args.top))
+    del limits
+
+
+if __name__ == "__main__":
+    main()
