@@ -15,21 +15,27 @@ fallback made only of standard functions:
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import array_api_compat
 import array_api_compat.numpy as _compat_numpy
 import numpy as np
 
-try:  # CuPy is optional: present only with the ``gpu`` extra and a CUDA device.
+# CuPy is optional: present only with the ``gpu`` extra (cupy-cuda12x) or cupy-cuda13x. Why it
+# could not be imported is kept, to tell a user asking for "cuda" what is missing.
+_CUPY_IMPORT_ERROR: Exception | None = None
+try:
     import cupy as cp  # type: ignore[import-not-found]
-except Exception:  # pragma: no cover - depends on the machine
+except Exception as exc:  # pragma: no cover - depends on the machine
     cp = None
+    _CUPY_IMPORT_ERROR = exc
 
 __all__ = [
     "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
     "scatter_add", "sliding_windows", "window_slice", "add_windows", "device_name",
-    "cupy_available", "to_device", "default_rng", "uniform", "copy_to", "save_npz", "load_npz",
+    "cupy_available", "cuda_problem", "check_same_device", "to_device", "default_rng",
+    "uniform", "copy_to", "save_npz", "load_npz",
 ]
 
 # NumPy 2.1 and later implement the array API standard in the ``numpy`` namespace itself (with
@@ -117,14 +123,38 @@ def is_integer(xp: Any, dtype: Any) -> bool:
     return xp.isdtype(dtype, "integral")
 
 
+_INSTALL_CUPY = ("pip install cupy-cuda12x on CUDA 12 (the 'gpu' extra: pip install "
+                 "'minigrad-course[gpu]'), or cupy-cuda13x on CUDA 13")
+
+
+def cuda_problem(index: int = 0) -> str | None:
+    """Why device ``cuda:<index>`` cannot be used, or ``None`` if it can.
+
+    The answer names what is missing: CuPy itself, a CuPy that imports, a GPU that CuPy can
+    see, or a GPU of that number.
+    """
+    if cp is None:
+        exc = _CUPY_IMPORT_ERROR
+        if isinstance(exc, ModuleNotFoundError) and exc.name == "cupy":
+            return f"CuPy is not installed; {_INSTALL_CUPY}"
+        return (f"CuPy is installed but cannot be imported ({type(exc).__name__}: {exc}); "
+                "check that its package matches the machine's CUDA version "
+                "(cupy-cuda12x for CUDA 12, cupy-cuda13x for CUDA 13) and that only one is "
+                "installed")
+    try:
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CUDARuntimeError: no driver, no device, driver too old
+        return f"CuPy is installed but finds no CUDA GPU ({type(exc).__name__}: {exc})"
+    if count == 0:
+        return "CuPy is installed but finds no CUDA GPU (it counts 0 devices)"
+    if not 0 <= index < count:
+        return f"there is no GPU number {index}: CuPy sees {count} (cuda:0 to cuda:{count - 1})"
+    return None
+
+
 def cupy_available() -> bool:
     """True when CuPy is installed and can see a CUDA device."""
-    if cp is None:
-        return False
-    try:
-        return cp.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # pragma: no cover - depends on the machine
-        return False
+    return cuda_problem() is None
 
 
 def device_name(x: Any) -> str:
@@ -134,6 +164,27 @@ def device_name(x: Any) -> str:
     if cp is not None and isinstance(x, cp.ndarray):
         return f"cuda:{x.device.id}"
     return str(getattr(x, "device", "unknown"))
+
+
+def check_same_device(op: str, a: Any, b: Any) -> None:
+    """Raise a clear error if arrays ``a`` and ``b`` live on different devices.
+
+    The engine calls this when an operation on two arrays failed, to tell a user who mixed a
+    CPU and a GPU tensor what happened instead of showing the array library's error.
+
+    Raises
+    ------
+    RuntimeError
+        Naming both devices, e.g. ``add: expected both tensors on one device; got cpu and
+        cuda:0. Move one with .to('cuda:0') or .to('cpu').``
+    """
+    da, db = device_name(a), device_name(b)
+    if da == db:
+        return
+    hint = ""
+    if all(d == "cpu" or d.startswith("cuda") for d in (da, db)):
+        hint = f" Move one with .to({db!r}) or .to({da!r})."
+    raise RuntimeError(f"{op}: expected both tensors on one device; got {da} and {db}.{hint}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,11 +264,12 @@ def sliding_windows(x: Any, kh: int, kw: int, stride: int | tuple[int, int] = 1)
     sh, sw = _pair(stride)
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
     if isinstance(x, np.ndarray) or (cp is not None and isinstance(x, cp.ndarray)):
-        lib = np if isinstance(x, np.ndarray) else cp
+        shape = (n, c, oh, ow, kh, kw)
         s_n, s_c, s_h, s_w = x.strides
-        return lib.lib.stride_tricks.as_strided(
-            x, shape=(n, c, oh, ow, kh, kw),
-            strides=(s_n, s_c, s_h * sh, s_w * sw, s_h, s_w), writeable=False)
+        strides = (s_n, s_c, s_h * sh, s_w * sw, s_h, s_w)
+        if isinstance(x, np.ndarray):
+            return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+        return cp.lib.stride_tricks.as_strided(x, shape, strides)  # CuPy's has no writeable=
     xp = namespace(x)
     rows = []
     for i in range(kh):
@@ -262,17 +314,28 @@ def add_windows(out: Any, windows: Any, stride: int | tuple[int, int] = 1) -> An
 
 
 def to_device(x: Any, device: str) -> Any:
-    """Copy ``x`` to ``"cpu"`` (a NumPy array) or ``"cuda"`` / ``"cuda:N"`` (a CuPy array)."""
+    """Copy ``x`` to ``"cpu"`` (a NumPy array) or ``"cuda"`` / ``"cuda:N"`` (a CuPy array).
+
+    Raises
+    ------
+    ValueError
+        For a device name other than ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+    RuntimeError
+        For ``"cuda"`` where it cannot be used, saying what is missing: CuPy, or a GPU.
+    """
     if device == "cpu":
         return to_numpy(x)
-    if device.startswith("cuda"):
-        if cp is None:
-            raise RuntimeError("to('cuda'): CuPy is not installed; pip install "
-                               "'minigrad-course[gpu]' on a machine with an NVIDIA GPU")
-        index = int(device.split(":")[1]) if ":" in device else 0
-        with cp.cuda.Device(index):
-            return cp.asarray(to_numpy(x) if not isinstance(x, cp.ndarray) else x)
-    raise ValueError(f"to(): unknown device {device!r}; expected 'cpu' or 'cuda[:N]'")
+    match = re.fullmatch(r"cuda(?::(\d+))?", device) if isinstance(device, str) else None
+    if match is None:
+        raise ValueError(f"to(): unknown device {device!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+    index = int(match.group(1) or 0)
+    problem = cuda_problem(index)
+    if problem is not None:
+        raise RuntimeError(f"to({device!r}): {problem}")
+    if isinstance(x, cp.ndarray) and x.device.id == index:
+        return x
+    with cp.cuda.Device(index):
+        return cp.array(x) if isinstance(x, cp.ndarray) else cp.asarray(to_numpy(x))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@ import itertools
 from heapq import heappop, heappush
 from typing import Any, Callable, Sequence
 
-from .backend import asarray, is_floating, namespace, resolve_dtype, scatter_add, to_numpy
+from .backend import (asarray, check_same_device, is_floating, namespace, resolve_dtype,
+                      scatter_add, to_numpy)
 from .broadcast import broadcast_shapes, unbroadcast
 
 __all__ = [
@@ -602,7 +603,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise ValueError(f"matmul: shapes {sa} and {sb} do not align ({k_a} != {k_b})")
     try:
         y = a.data @ b.data
-    except ValueError:
+    except (TypeError, ValueError):
+        check_same_device("matmul", a.data, b.data)  # raises naming both devices
         broadcast_shapes(sa[:-2], sb[:-2], op="matmul (batch axes)")
         raise
 
@@ -728,7 +730,8 @@ def _binary(a: Tensor, b: Tensor, name: str, fn: Callable[[Array, Array], Array]
     """Apply ``fn`` to the arrays, turning NumPy's broadcasting error into a clear one."""
     try:
         return fn(a.data, b.data)
-    except ValueError:
+    except (TypeError, ValueError):
+        check_same_device(name, a.data, b.data)  # raises naming both devices (CPU and GPU)
         broadcast_shapes(a.shape, b.shape, op=name)  # raises with the axes that clash
         raise
 

@@ -11,3 +11,9 @@ settings.register_profile("ci", max_examples=25, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_report_header(config):
+    """Say which array namespaces the namespace-parametrised engine tests run on."""
+    from engine_helpers import NAMESPACES
+    return f"minigrad test namespaces: {', '.join(NAMESPACES)} (MINIGRAD_TEST_NAMESPACES)"

@@ -1,15 +1,39 @@
-"""Run engine tests on NumPy and on array-api-strict (where a hidden trip through NumPy raises)."""
+"""Run engine tests on NumPy and on array-api-strict (where a hidden trip through NumPy raises).
+
+The namespace-parametrised tests run on ``NAMESPACES``: NumPy and array-api-strict, unless the
+environment variable ``MINIGRAD_TEST_NAMESPACES`` names others, comma-separated, from
+``numpy``, ``strict`` and ``cupy``. ``MINIGRAD_TEST_NAMESPACES=cupy`` runs them on a GPU
+(``bench/gpu_check.sh`` does); asking for cupy where CuPy cannot run fails loudly rather than
+skipping, so a GPU run cannot pass by testing nothing.
+"""
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Iterator
 
 import array_api_strict
 import numpy as np
 
 import minigrad as mg
+from minigrad.backend import cuda_problem
 
-NAMESPACES = ["numpy", "strict"]
+KNOWN_NAMESPACES = ("numpy", "strict", "cupy")
+
+
+def _namespaces_from_env() -> list[str]:
+    names = [n.strip() for n in os.environ.get("MINIGRAD_TEST_NAMESPACES", "numpy,strict")
+             .split(",") if n.strip()]
+    unknown = [n for n in names if n not in KNOWN_NAMESPACES]
+    if unknown or not names:
+        raise ValueError(f"MINIGRAD_TEST_NAMESPACES: expected names from {KNOWN_NAMESPACES}, "
+                         f"comma-separated; got {os.environ.get('MINIGRAD_TEST_NAMESPACES')!r}")
+    if "cupy" in names and cuda_problem() is not None:
+        raise RuntimeError(f"MINIGRAD_TEST_NAMESPACES asks for cupy, but {cuda_problem()}")
+    return names
+
+
+NAMESPACES = _namespaces_from_env()
 
 
 @contextlib.contextmanager
@@ -17,6 +41,10 @@ def namespace(name: str) -> Iterator[object]:
     """Yield the array namespace ``name``; for "strict", converting its arrays to NumPy raises."""
     if name == "numpy":
         yield np
+        return
+    if name == "cupy":  # CuPy itself refuses implicit conversion to NumPy (TypeError)
+        import cupy
+        yield cupy
         return
     cls = type(array_api_strict.asarray(0.0))
     saved = cls.__array__
@@ -42,4 +70,6 @@ def host(xp, array) -> np.ndarray:
     """Copy an array back to NumPy for comparison (outside the guarded region's rules)."""
     if xp is np:
         return np.asarray(array)
+    if xp.__name__ == "cupy":
+        return xp.asnumpy(array)
     return np.asarray(array._array)  # array-api-strict keeps a NumPy array inside

@@ -5,7 +5,7 @@ from __future__ import annotations
 import array_api_strict
 import numpy as np
 import pytest
-from engine_helpers import host, namespace
+from engine_helpers import NAMESPACES, host, namespace
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -362,7 +362,7 @@ def test_float32_on_array_api_strict():
     ((2, 3, 8, 9), (2, 3), (2, 3)),   # disjoint windows: NumPy's one strided add
     ((1, 2, 9, 9), (2, 2), (3, 3)),   # gaps between windows
 ])
-@pytest.mark.parametrize("ns", ["numpy", "strict"])
+@pytest.mark.parametrize("ns", NAMESPACES)
 def test_add_windows_is_the_adjoint_of_sliding_windows(shape, kernel, stride, ns):
     rng = np.random.default_rng(12)
     x = rng.standard_normal(shape)
