@@ -11,29 +11,20 @@ index of the structure: nested dicts (with their str or int keys), lists, tuples
 numbers, strings, booleans and None, and which entries were arrays or tensors. :func:`load`
 rebuilds exactly what was saved: the same keys, values and dtypes.
 
-Both directions are careful with the file:
-
-* :func:`save` writes a new temporary file next to ``path`` (a unique name, so two saves at
-  once never share one) and then renames it over ``path`` in one step: a reader sees the old
-  file or the new one, never half of one, and a failed save leaves the old file as it was.
-* :func:`load` reads only what a checkpoint holds: uncompressed ``.npy`` members of plain
-  numbers, booleans or strings, nested at most :data:`MAX_DEPTH` levels deep. Nothing is
-  unpickled, so loading never runs code from the file, and each array's size is checked
-  against the bytes the file really holds before anything is allocated, so a damaged or
-  hostile file cannot make ``load`` take more memory than the file's own size.
+Both directions are careful with the file (:mod:`minigrad.npz` does the file itself):
+:func:`save` writes a complete new file under a temporary name next to ``path`` and renames
+it over ``path`` in one step, so a reader never sees half a checkpoint and a failed save
+changes nothing; :func:`load` reads only uncompressed ``.npy`` arrays of numbers, booleans or
+strings, nested at most :data:`MAX_DEPTH` levels deep, unpickles nothing, and never takes more
+memory than the file's own size.
 """
 from __future__ import annotations
 
 import json
-import math
 import os
-import secrets
-import zipfile
-from typing import IO, Any
+from typing import Any
 
-import numpy as np
-
-from . import backend
+from . import backend, npz
 from .tensor import Tensor
 
 __all__ = ["save", "load", "MAX_DEPTH"]
@@ -45,8 +36,6 @@ MAX_DEPTH = 32
 """How deeply dicts, lists and tuples may nest in a checkpoint (a model's and an optimizer's
 state dicts together need about 5 levels)."""
 _PLAIN = (bool, int, float, str, type(None))
-_MAX_HEADER = 10_000  # bytes of a .npy header (NumPy's own limit for files it trusts)
-_PIECE = 1 << 20  # bytes read at a time
 
 
 class _Damaged(ValueError):
@@ -57,7 +46,7 @@ class _Damaged(ValueError):
 # save
 
 
-def save(obj: dict[str, Any], path: str | os.PathLike) -> None:
+def save(obj: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Write a state dict (or a dict of them) to ``path`` as an ``.npz`` file.
 
     Parameters
@@ -89,7 +78,7 @@ def save(obj: dict[str, Any], path: str | os.PathLike) -> None:
     arrays: dict[str, Any] = {}
     tree = _encode(obj, "", arrays, depth=0)
     index = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree})
-    _write_npz(os.fspath(path), {INDEX: np.asarray(index), **arrays})
+    npz.write(path, {INDEX: index, **arrays})
 
 
 def _encode(value: Any, name: str, arrays: dict[str, Any], depth: int) -> Any:
@@ -138,48 +127,11 @@ def _store(array: Any, name: str, arrays: dict[str, Any]) -> str:
     return key
 
 
-def _write_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` as an uncompressed ``.npz`` at ``path``, all at once or not at all."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, temporary = _new_temporary_file(folder, os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-                for name, array in arrays.items():
-                    with archive.open(name + ".npy", "w", force_zip64=True) as member:
-                        np.lib.format.write_array(member, array, allow_pickle=False)
-            f.flush()
-            os.fsync(f.fileno())  # on disk before the rename makes it the checkpoint
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.remove(temporary)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _new_temporary_file(folder: str, base: str) -> tuple[int, str]:
-    """Create a new, empty file with a random name in ``folder``; its descriptor and path.
-
-    ``O_EXCL`` makes the creation fail if the name exists, so two savers never share a
-    file. (Not :func:`tempfile.mkstemp`: its files are private to the user, mode 0600,
-    and the checkpoint should get the usual permissions.)
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    while True:
-        temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
-        try:
-            return os.open(temporary, flags, 0o666), temporary
-        except FileExistsError:  # pragma: no cover - one chance in 2**64
-            continue
-
-
 # ---------------------------------------------------------------------------------------------
 # load
 
 
-def load(path: str | os.PathLike) -> dict[str, Any]:
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read what :func:`save` wrote: the same nested dict, arrays as NumPy arrays.
 
     Raises
@@ -197,91 +149,18 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
     if not os.path.exists(path):
         raise FileNotFoundError(f"minigrad.load: no such file: {path!r}")
     try:
-        with open(path, "rb") as f:
-            stored = _read_npz(f, os.fstat(f.fileno()).st_size)
+        stored = npz.read(path)
         if INDEX not in stored:
             names = ", ".join(sorted(stored)[:5]) or "none"
             raise _Damaged(f"it has no {INDEX!r} entry (its arrays: {names}); a plain "
                            "numpy.savez file is read with numpy.load")
         index = _read_index(stored.pop(INDEX))
         return _decode(index["tree"], stored, depth=0)
-    except _Damaged as exc:
+    except (_Damaged, npz.DamagedFile) as exc:
         raise ValueError(f"not a minigrad checkpoint: {path!r}: {exc}") from None
 
 
-def _read_npz(f: IO[bytes], size: int) -> dict[str, np.ndarray]:
-    """Every array of the ``.npz`` file ``f`` of ``size`` bytes, each checked before it is read."""
-    head = f.read(6)
-    if head == b"\x93NUMPY":
-        raise _Damaged("it holds a single array (.npy), not an .npz archive")
-    if not head.startswith(b"PK"):
-        raise _Damaged(f"it is not an .npz (zip) archive; it starts with {head!r}")
-    f.seek(0)
-    try:
-        with zipfile.ZipFile(f) as archive:
-            members = archive.infolist()
-            for info in members:
-                if not info.filename.endswith(".npy"):
-                    raise _Damaged(f"it holds {info.filename!r}, which is not an array "
-                                   "(.npy); a checkpoint holds nothing else")
-                if info.compress_type != zipfile.ZIP_STORED:
-                    raise _Damaged(f"its member {info.filename!r} is compressed; a checkpoint "
-                                   "stores its arrays uncompressed")
-            claimed = sum(info.file_size for info in members)
-            if claimed > size:
-                raise _Damaged(f"it is damaged: its members claim {claimed} bytes, but the "
-                               f"file has only {size}")
-            arrays: dict[str, np.ndarray] = {}
-            for info in members:
-                name = info.filename[:-len(".npy")]
-                if name in arrays:
-                    raise _Damaged(f"it is damaged: it holds {info.filename!r} twice")
-                with archive.open(info) as member:
-                    arrays[name] = _read_array(member, info)
-            return arrays
-    except (OSError, EOFError, zipfile.BadZipFile, ValueError, RuntimeError) as exc:
-        if isinstance(exc, _Damaged):
-            raise
-        raise _Damaged(f"it is damaged ({type(exc).__name__}: {exc})") from None
-
-
-def _read_array(member: IO[bytes], info: zipfile.ZipInfo) -> np.ndarray:
-    """One ``.npy`` member: its header, checked against the member's size, then its data."""
-    version = np.lib.format.read_magic(member)
-    if version == (1, 0):
-        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(
-            member, max_header_size=_MAX_HEADER)
-    elif version == (2, 0):
-        shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(
-            member, max_header_size=_MAX_HEADER)
-    else:
-        raise _Damaged(f"its member {info.filename!r} is a .npy of version {version}; "
-                       "expected 1.0 or 2.0")
-    if dtype.hasobject:
-        raise _Damaged(f"its member {info.filename!r} holds Python objects (pickles), which "
-                       "are never loaded; a checkpoint holds numbers, booleans and strings")
-    if any(d < 0 for d in shape):
-        raise _Damaged(f"it is damaged: {info.filename!r} has the shape {shape}")
-    nbytes = math.prod(shape) * dtype.itemsize  # exact: Python ints, no overflow
-    available = info.file_size - member.tell()
-    if nbytes != available:
-        raise _Damaged(f"it is damaged: {info.filename!r} declares an array of shape {shape} "
-                       f"and dtype {dtype} ({nbytes} bytes), but holds {available} bytes")
-    data = bytearray(nbytes)  # the only copy: as large as the bytes the file holds
-    view, done = memoryview(data), 0
-    while done < nbytes:  # in pieces of 1 MiB, so that no second copy of the array is made
-        piece = member.read(min(nbytes - done, _PIECE))
-        if not piece:
-            raise _Damaged(f"it is damaged: {info.filename!r} is shorter than its header says")
-        view[done:done + len(piece)] = piece
-        done += len(piece)
-    if member.read(1):  # reading to the end also checks the CRC
-        raise _Damaged(f"it is damaged: {info.filename!r} is longer than its header says")
-    array = np.frombuffer(data, dtype=dtype)
-    return array.reshape(shape, order="F" if fortran_order else "C")
-
-
-def _read_index(entry: np.ndarray) -> dict[str, Any]:
+def _read_index(entry: Any) -> dict[str, Any]:
     try:
         index = json.loads(str(entry[()])) if entry.shape == () else None
     except (ValueError, RecursionError) as exc:
@@ -295,11 +174,12 @@ def _read_index(entry: np.ndarray) -> dict[str, Any]:
     return index
 
 
-def _decode(entry: Any, stored: dict[str, np.ndarray], depth: int) -> Any:
+def _decode(entry: Any, stored: dict[str, Any], depth: int) -> Any:
     """Rebuild a value from its index entry (the inverse of :func:`_encode`)."""
     if not isinstance(entry, dict) or not entry:
         raise _Damaged(f"its index is damaged (an entry is {entry!r}, expected a dict)")
-    kind = next(iter(entry))
+    kind = next((k for k in ("dict", "list", "tuple", "value", "tensor", "array") if k in entry),
+                None)
     if kind in ("dict", "list", "tuple"):
         if depth >= MAX_DEPTH:
             raise _Damaged(f"its index nests more than {MAX_DEPTH} levels deep")

@@ -206,6 +206,72 @@ def test_all_problems_reported_together_and_nothing_changed():
         np.testing.assert_array_equal(v, before[k])
 
 
+# PyTorch copies a checkpoint with ``param.copy_(value)``: another float dtype or an int is
+# converted (float64 into float32 rounds); a value that is not numbers cannot be a tensor at
+# all ("expected torch.Tensor or Tensor-like object from checkpoint"); a complex one is cast to
+# real with a warning. minigrad refuses all of these, naming the key, before changing anything.
+@pytest.mark.parametrize("late_value, problem", [
+    (np.array(["a"]), r"dtype mismatch for '1\.bias': the state dict holds dtype <U1; "
+                      r"expected numbers or booleans, to copy into the model's float64"),
+    (np.array([1 + 2j]), r"dtype mismatch for '1\.bias': the state dict holds dtype complex128"),
+    (np.array([{}], dtype=object), r"dtype mismatch for '1\.bias'.*dtype object"),
+    ([[1.0], [2.0, 3.0]], r"'1\.bias' cannot be read as an array \(.*inhomogeneous"),
+    (mg.tensor([[1.0]]), r"size mismatch for '1\.bias': the state dict has shape \(1, 1\)"),
+])
+def test_a_bad_late_key_changes_nothing(late_value, problem):
+    # The issue: a load that failed on a late key had already overwritten the earlier ones.
+    model = nn.Sequential(nn.Linear(2, 3, seed=0), nn.Linear(3, 1, seed=1))
+    before = {name: (t, t.data.copy()) for name, t in model._named_tensors()}
+    sd = {"0.weight": np.ones((3, 2)), "0.bias": np.ones(3), "1.weight": np.ones((1, 3)),
+          "1.bias": late_value}
+    with pytest.raises(RuntimeError, match=problem):
+        model.load_state_dict(sd)
+    for name, t in model._named_tensors():
+        assert t is before[name][0]
+        np.testing.assert_array_equal(t.data, before[name][1], err_msg=name)
+
+
+def test_a_failure_while_copying_changes_nothing(monkeypatch):
+    # Every value is converted before the first is written: a copy that fails on the last key
+    # (here: out of memory) leaves the first ones as they were.
+    from minigrad import backend
+
+    model = nn.Sequential(nn.Linear(2, 3, seed=0), nn.Linear(3, 1, seed=1))
+    before = {name: t.data for name, t in model._named_tensors()}
+    real_copy, calls = backend.copy_to, []
+
+    def copy_that_fails_the_fourth_time(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:
+            raise MemoryError("out of memory")
+        return real_copy(*args, **kwargs)
+
+    monkeypatch.setattr(backend, "copy_to", copy_that_fails_the_fourth_time)
+    with pytest.raises(MemoryError):
+        model.load_state_dict({k: np.ones_like(v) for k, v in before.items()})
+    assert len(calls) == 4
+    assert all(t.data is before[name] for name, t in model._named_tensors())
+
+
+def test_load_state_dict_converts_numbers_as_pytorch_copy_does():
+    model = nn.Linear(2, 1, seed=0, dtype="float32")
+    weight = model.weight
+    model.load_state_dict({"weight": np.array([[0.1, 2]], dtype=np.float64),
+                           "bias": np.array([3], dtype=np.int64)})
+    assert model.weight is weight  # the same Parameter: an optimizer still updates it
+    assert model.weight.dtype == np.float32 and model.bias.dtype == np.float32
+    # torch: w = torch.zeros(1, 2); w.copy_(torch.tensor([[0.1, 2.]], dtype=torch.float64))
+    #   -> tensor([[0.1000, 2.0000]]) in float32, i.e. 0.1 rounded to 0.100000001490116...
+    assert model.weight.numpy().tolist() == [[float(np.float32(0.1)), 2.0]]
+    assert model.bias.numpy().tolist() == [3.0]
+
+
+def test_load_state_dict_needs_a_dict():
+    # torch: TypeError: Expected state_dict to be dict-like, got <class 'list'>.
+    with pytest.raises(TypeError, match="expected a dict .*; got list"):
+        nn.Linear(2, 1).load_state_dict([np.ones((1, 2)), np.ones(1)])
+
+
 def test_strict_false_loads_what_matches():
     model = nn.Sequential(nn.Linear(2, 3, seed=0), nn.Linear(3, 1, seed=1))
     result = model.load_state_dict({"0.weight": np.ones((3, 2)), "other": np.ones(1)},
@@ -397,7 +463,7 @@ def test_losses():
 
 def test_engine_modules_do_not_import_numpy():
     root = pathlib.Path(mg.__file__).parent
-    for name in ("nn.py", "optim.py", "serialize.py"):
+    for name in ("nn/modules.py", "optim.py", "serialize.py"):
         tree = ast.parse((root / name).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -424,3 +490,29 @@ def test_linear_on_array_api_strict():
     assert type(layer.weight.grad) is strict_array and type(y.data) is strict_array
     np.testing.assert_allclose(np.asarray(layer.weight.grad), ref.weight.grad, atol=1e-14)
     np.testing.assert_allclose(np.asarray(y.data), y_ref.numpy(), atol=1e-14)
+
+
+# PyTorch builds Conv2d(1, 2, 0) and MaxPool2d(0) and fails only in forward ("kernel size
+# should be greater than zero", "negative padding is not supported"); minigrad refuses them
+# when the layer is made, with the same words for both layers (minigrad._utils.pair).
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: nn.Conv2d(1, 2, 0), ValueError, r"Conv2d: kernel_size must be >= 1; got 0"),
+    (lambda: nn.Conv2d(1, 2, (3,)), TypeError,
+     r"Conv2d: kernel_size must be an int or a pair of ints; got \(3,\)"),
+    (lambda: nn.Conv2d(1, 2, 3, stride=(1, 0)), ValueError, r"Conv2d: stride must be >= 1"),
+    (lambda: nn.Conv2d(1, 2, 3, padding=-1), ValueError, r"Conv2d: padding must be >= 0; got -1"),
+    (lambda: nn.Conv2d(1, 2, 3, padding=1.5), TypeError, r"Conv2d: padding must be an int"),
+    (lambda: nn.MaxPool2d(0), ValueError, r"MaxPool2d: kernel_size must be >= 1; got 0"),
+    (lambda: nn.MaxPool2d(2, stride=True), TypeError,
+     r"MaxPool2d: stride must be an int or a pair of ints; got True"),
+])
+def test_conv_and_pool_sizes_are_checked_when_made(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
+def test_conv_and_pool_keep_sizes_as_pytorch_shows_them():
+    conv = nn.Conv2d(1, 2, [3, 5], stride=2, padding=(0, 1), seed=0)
+    assert (conv.kernel_size, conv.stride, conv.padding) == ((3, 5), (2, 2), (0, 1))
+    pool = nn.MaxPool2d(2)  # torch: MaxPool2d(kernel_size=2, stride=2, ...): ints kept as given
+    assert (pool.kernel_size, pool.stride) == (2, 2)

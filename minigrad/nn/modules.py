@@ -20,9 +20,11 @@ The names and behaviour follow PyTorch's ``torch.nn``, so what is learned here c
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Iterator, NamedTuple
 
 from .. import backend
+from .._utils import pair
 from .. import functional as F
 from ..tensor import Tensor, op
 
@@ -206,26 +208,36 @@ class Module:
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> IncompatibleKeys:
         """Copy the values of ``state_dict`` into this module's parameters and buffers.
 
-        Values are arrays, tensors or nested lists; each is copied and converted to its
-        parameter's dtype and device. Nothing is changed unless every check passes.
+        Values are arrays, tensors or nested lists of numbers or booleans; each is copied and
+        converted to its parameter's dtype and device (a float64 value into a float32
+        parameter is rounded, as PyTorch's ``copy_`` does).
+
+        All or nothing: every key, shape and dtype is checked, and every value converted,
+        before the first parameter is changed. If anything is wrong, the module is left
+        exactly as it was.
+
+        Returns
+        -------
+        IncompatibleKeys
+            ``(missing_keys, unexpected_keys)``; both empty unless ``strict=False``.
 
         Raises
         ------
+        TypeError
+            If ``state_dict`` is not a dict (PyTorch: "Expected state_dict to be dict-like").
         RuntimeError
-            Naming the keys the module has but the dict lacks (missing), the keys the dict has
-            but the module lacks (unexpected) -- both only when ``strict`` -- and every key
-            whose shape differs (always).
+            Naming, all at once, the keys the module has but the dict lacks (missing), the
+            keys the dict has but the module lacks (unexpected) -- both only when ``strict``
+            -- and, always, every key whose shape differs or whose value is not numbers or
+            booleans (strings, objects; complex numbers too, which PyTorch would cast to real
+            with a warning, dropping the imaginary part).
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"load_state_dict: expected a dict (a state dict) of arrays; got "
+                            f"{type(state_dict).__name__}")
         own = dict(self._named_tensors())
-        values = {}
-        for name, value in state_dict.items():
-            if isinstance(value, Tensor):
-                value = value.data
-            elif not hasattr(value, "shape"):
-                value = backend.copy_to(value)
-            values[name] = value
-        missing = [name for name in own if name not in values]
-        unexpected = [name for name in values if name not in own]
+        missing = [name for name in own if name not in state_dict]
+        unexpected = [name for name in state_dict if name not in own]
         problems = []
         if strict and missing:
             problems.append("missing keys (the model has them, the state dict does not): "
@@ -233,18 +245,19 @@ class Module:
         if strict and unexpected:
             problems.append("unexpected keys (in the state dict, not in the model): "
                             + ", ".join(repr(k) for k in unexpected))
+        new_values = {}
         for name, t in own.items():
-            if name in values and tuple(values[name].shape) != t.shape:
-                problems.append(f"size mismatch for {name!r}: the state dict has shape "
-                                f"{tuple(values[name].shape)}, the model has shape {t.shape}")
+            if name in state_dict:
+                problem, new_values[name] = _converted(name, state_dict[name], t)
+                if problem:
+                    problems.append(problem)
         if problems:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n  "
                 + "\n  ".join(problems)
                 + "\nWas the state dict saved from a model built the same way?")
-        for name, t in own.items():
-            if name in values:
-                _set_data(t, backend.copy_to(values[name], like=t.data, dtype=t.data.dtype))
+        for name, array in new_values.items():  # only now, with every value ready: no failure
+            _set_data(own[name], array)
         return IncompatibleKeys(missing, unexpected)
 
     # --- printing -------------------------------------------------------------------------------
@@ -286,6 +299,27 @@ def _collect_parameters(module: Module, prefix: str, seen: set[int],
             found.append((prefix + name, value))
         else:
             _collect_parameters(value, f"{prefix}{name}.", seen, found)
+
+
+def _converted(name: str, value: Any, t: Tensor) -> tuple[str | None, Any]:
+    """``(problem, None)`` if ``value`` cannot replace ``t``'s array; else ``(None, copy)``.
+
+    The copy has ``t``'s dtype and device. Nothing of ``t`` is changed here.
+    """
+    data = value.data if isinstance(value, Tensor) else value
+    if not hasattr(data, "shape"):  # a list or a number
+        try:
+            data = backend.copy_to(data)
+        except ValueError as exc:  # a ragged list
+            return f"{name!r} cannot be read as an array ({exc})", None
+    if not backend.namespace(data).isdtype(data.dtype, ("bool", "integral", "real floating")):
+        dtype = str(data.dtype).rsplit(".", 1)[-1]  # "<U3", or array-api-strict's "complex128"
+        return (f"dtype mismatch for {name!r}: the state dict holds dtype {dtype}; expected "
+                f"numbers or booleans, to copy into the model's {t.dtype}"), None
+    if tuple(data.shape) != t.shape:
+        return (f"size mismatch for {name!r}: the state dict has shape {tuple(data.shape)}, "
+                f"the model has shape {t.shape}"), None
+    return None, backend.copy_to(data, like=t.data, dtype=t.data.dtype)
 
 
 def _set_data(t: Tensor, data: Any) -> None:
@@ -355,7 +389,7 @@ class Linear(Module):
             y += bias.data
         needs_dx, has_bias = x.requires_grad, bias is not None
 
-        def vjp(g: Any, x: Any, w: Any) -> tuple:
+        def vjp(g: Any, x: Any, w: Any) -> tuple[Any, ...]:
             if batch_last:
                 dx = (w.T @ g.T).T if needs_dx else None  # = g @ w, stored batch-last
             else:  # one sample (in,), or extra batch axes (..., in): make it 2-D
@@ -365,7 +399,7 @@ class Linear(Module):
                 return dx, g.T @ x, xp.sum(g, axis=0)
             return dx, g.T @ x
 
-        parents = (x, weight, bias) if has_bias else (x, weight)
+        parents: tuple[Tensor, ...] = (x, weight) if bias is None else (x, weight, bias)
         return op(y, parents, vjp, saved=(x.data, weight.data), name="linear")
 
     def extra_repr(self) -> str:
@@ -530,15 +564,6 @@ class MSELoss(Module):
 # --- convolution layers (conv.py) ---
 
 
-def _conv_pair(value: Any, name: str, layer: str) -> tuple[int, int]:
-    """``5 -> (5, 5)``; a pair of ints stays a tuple."""
-    pair = (value, value) if isinstance(value, int) else (
-        tuple(value) if isinstance(value, (tuple, list)) else ())
-    if len(pair) != 2 or not all(isinstance(v, int) for v in pair):
-        raise TypeError(f"{layer}: {name} must be an int or a pair of ints; got {value!r}")
-    return pair
-
-
 class Conv2d(Module):
     """A 2-D convolution layer: ``y = conv2d(x, weight, bias, stride, padding)``.
 
@@ -583,9 +608,9 @@ class Conv2d(Module):
         if rng is not None and seed is not None:
             raise ValueError("Conv2d: pass rng or seed, not both")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _conv_pair(kernel_size, "kernel_size", "Conv2d")
-        self.stride = _conv_pair(stride, "stride", "Conv2d")
-        self.padding = _conv_pair(padding, "padding", "Conv2d")
+        self.kernel_size = pair(kernel_size, "Conv2d", "kernel_size", low=1)
+        self.stride = pair(stride, "Conv2d", "stride", low=1)
+        self.padding = pair(padding, "Conv2d", "padding", low=0)
         rng = backend.default_rng(rng if rng is not None else seed)
         kh, kw = self.kernel_size
         bound = 1.0 / (in_channels * kh * kw) ** 0.5
@@ -621,6 +646,9 @@ class MaxPool2d(Module):
     def __init__(self, kernel_size: int | tuple[int, int],
                  stride: int | tuple[int, int] | None = None) -> None:
         super().__init__()
+        # Checked now, kept as given: PyTorch keeps and shows them so (kernel_size=2).
+        pair(kernel_size, "MaxPool2d", "kernel_size", low=1)
+        pair(kernel_size if stride is None else stride, "MaxPool2d", "stride", low=1)
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
 
