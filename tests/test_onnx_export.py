@@ -388,6 +388,47 @@ def test_argument_errors(tmp_path):
                    "float32")
 
 
+@needs_onnx
+@pytest.mark.parametrize("make, names, clash", [
+    # The issue: input_name="weight" on a single Linear wrote a graph whose input and weight
+    # initializer share a name; ONNX Runtime then fed the input to Gemm as the weight too.
+    (lambda: nn.Linear(2, 3, seed=0, dtype="float32"), {"input_name": "weight"},
+     r"input_name 'weight' is also the name of the parameter 'weight'.*Choose another "
+     r"input_name \(the parameters are named \['bias', 'weight'\]\)"),
+    (lambda: mlp("float32"), {"output_name": "4.bias"},
+     r"output_name '4\.bias' is also the name of the parameter '4\.bias'"),
+])
+def test_names_that_clash_with_a_parameter_are_refused(tmp_path, make, names, clash):
+    path = tmp_path / "clash.onnx"
+    with pytest.raises(ValueError, match=clash):
+        export(make(), np.ones((2, 2), "float32"), path, **names)
+    assert not path.exists()
+
+
+@needs_onnx
+def test_names_made_up_by_export_avoid_the_users_names(tmp_path):
+    # Node outputs ("/0/Gemm_output_0") and Reshape's shape constant ("1.shape") are named by
+    # export; a user's input or output of the same name makes them take another name.
+    model = mlp("float32")
+    path = tmp_path / "mlp.onnx"
+    proto = export(model, np.ones((2, 2), "float32"), path, input_name="/0/Gemm_output_0",
+                   output_name="/2/Gemm_output_0")
+    check_file(path)
+    values = [out for node in proto.graph.node for out in node.output]
+    assert len(values) == len(set(values)) and values[-1] == "/2/Gemm_output_0"
+    x = np.random.default_rng(10).standard_normal((5, 2)).astype("float32")
+    assert_matches(run_onnxruntime(path, x, "/0/Gemm_output_0"), minigrad_forward(model, x),
+                   "float32")
+
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, seed=0, dtype="float32"), nn.Flatten(2, -1))
+    path = tmp_path / "flat.onnx"
+    proto = export(model, np.ones((2, 2, 5, 6), "float32"), path, input_name="1.shape")
+    check_file(path)
+    assert [t.name for t in proto.graph.initializer] == ["0.weight", "0.bias", "1.shape_1"]
+    x = np.random.default_rng(11).standard_normal((3, 2, 5, 6)).astype("float32")
+    assert_matches(run_onnxruntime(path, x, "1.shape"), minigrad_forward(model, x), "float32")
+
+
 def test_missing_onnx_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # "import onnx" now raises ImportError
     with pytest.raises(ImportError, match=r'pip install "minigrad-course\[onnx\]"'):

@@ -48,6 +48,8 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from minigrad import backend, nn
+from minigrad._utils import pair
+from minigrad.export import _walk
 from minigrad.tensor import Tensor, no_grad
 
 if TYPE_CHECKING:  # the real import happens inside export(): onnx is an optional extra
@@ -98,7 +100,9 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[by
         If the model holds a module without a translation (the message names its path and
         type, and lists the supported ones), or the input's and the parameters' dtypes differ.
     ValueError
-        For bad names or opset, or ``dynamic_batch`` with an input that has no batch axis.
+        For bad names or opset, or ``dynamic_batch`` with an input that has no batch axis;
+        and for an ``input_name`` or ``output_name`` that is also a parameter's name (the
+        graph would then read the parameter where the input is meant, or the reverse).
 
     Notes
     -----
@@ -115,6 +119,8 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[by
     from onnx import helper
 
     _check_arguments(model, input_name, output_name, opset, onnx)
+    layers = _layers(model)
+    _check_names(model, input_name, output_name)
     x = example_input if isinstance(example_input, Tensor) else Tensor(example_input)
     if dynamic_batch and x.ndim == 0:
         raise ValueError("export: dynamic_batch=True needs an input with a batch axis "
@@ -124,10 +130,9 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[by
                          f"input has shape {x.shape}: one sample, no batch axis. Add one "
                          f"(x.reshape(1, -1)) or pass dynamic_batch=False.")
     elem_type = _elem_type(x, "the example input", onnx)
-    layers = _layers(model)
     _check_dtypes(model, x)
 
-    graph = _GraphBuilder(model, onnx)
+    graph = _GraphBuilder(model, onnx, reserved={input_name, output_name})
     value, shape = input_name, tuple(x.shape)
     batch_kept = dynamic_batch  # is axis 0 of the current value still the batch axis?
     was_training = [(m, m.training) for m in model.modules()]
@@ -135,9 +140,9 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[by
     try:
         with no_grad():
             y = x
-            for path_, layer in layers:
+            for path_, layer, kind in layers:
                 y = layer(y)
-                translate = _TRANSLATIONS[_registered_type(layer)]
+                translate = _TRANSLATIONS[kind]
                 value = translate(graph, path_, layer, value, shape, tuple(y.shape))
                 if isinstance(layer, nn.Flatten) and _axis(layer.start_dim, len(shape)) == 0:
                     batch_kept = False  # the batch axis is merged with others
@@ -196,8 +201,8 @@ def _linear(graph: _GraphBuilder, path: str, layer: nn.Linear, x: str,
 
 def _conv2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
             in_shape: tuple, out_shape: tuple) -> str:
-    (kh, kw), (sh, sw) = _pair(layer.kernel_size), _pair(layer.stride)
-    ph, pw = _pair(layer.padding)
+    (kh, kw), (sh, sw) = layer.kernel_size, layer.stride  # Conv2d keeps them as pairs
+    ph, pw = layer.padding
     inputs = [x, graph.initializer(layer.weight)]
     if layer.bias is not None:
         inputs.append(graph.initializer(layer.bias))
@@ -207,7 +212,8 @@ def _conv2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
 
 def _max_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
                 in_shape: tuple, out_shape: tuple) -> str:
-    (kh, kw), (sh, sw) = _pair(layer.kernel_size), _pair(layer.stride)
+    kh, kw = pair(layer.kernel_size, "MaxPool2d", "kernel_size", low=1)
+    sh, sw = pair(layer.stride, "MaxPool2d", "stride", low=1)
     # No padding, and ceil_mode=0: rows and columns that do not fill a window are dropped.
     return graph.node("MaxPool", [x], path, kernel_shape=[kh, kw], strides=[sh, sw])
 
@@ -269,13 +275,16 @@ SUPPORTED_MODULES: tuple[str, ...] = ("Sequential",) + tuple(t.__name__ for t in
 class _GraphBuilder:
     """Collects the operators (nodes) and initializers of the graph being built."""
 
-    def __init__(self, model: nn.Module, onnx: Any) -> None:
+    def __init__(self, model: nn.Module, onnx: Any, reserved: set[str]) -> None:
         self.onnx = onnx
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self._param_names = {id(p): name for name, p in model.named_parameters()}
         self._added: dict[int, str] = {}  # id(parameter) -> initializer name, for shared ones
-        self._used_names: set[str] = set()
+        self._used_names: set[str] = set()  # node names
+        # Value names already given: the graph's input and output, and the parameters. The
+        # names the builder makes up (node outputs, constants) avoid them.
+        self._taken = set(reserved) | set(self._param_names.values())
 
     def initializer(self, param: Tensor) -> str:
         """The name of ``param``'s initializer (added once, even if several layers share it)."""
@@ -287,11 +296,16 @@ class _GraphBuilder:
         return self._added[id(param)]
 
     def constant_int64(self, name: str, values: list[int]) -> str:
-        """An int64 vector initializer (e.g. a Reshape target shape)."""
-        tensor = self.onnx.helper.make_tensor(name, self.onnx.TensorProto.INT64,
+        """An int64 vector initializer (e.g. a Reshape target shape), named ``name`` or, if
+        that is taken, ``name_1``, ``name_2``, ..."""
+        unique, k = name, 1
+        while unique in self._taken:
+            unique, k = f"{name}_{k}", k + 1
+        self._taken.add(unique)
+        tensor = self.onnx.helper.make_tensor(unique, self.onnx.TensorProto.INT64,
                                               [len(values)], values)
         self.initializers.append(tensor)
-        return name
+        return unique
 
     def node(self, op_type: str, inputs: list[str], path: str, **attributes: Any) -> str:
         """Add one operator; return the name of its output.
@@ -302,10 +316,11 @@ class _GraphBuilder:
         prefix = "/" + path.replace(".", "/") + "/" if path else "/"
         name = f"{prefix}{op_type}"
         k = 1
-        while name in self._used_names:
+        while name in self._used_names or f"{name}_output_0" in self._taken:
             name, k = f"{prefix}{op_type}_{k}", k + 1
         self._used_names.add(name)
         output = f"{name}_output_0"
+        self._taken.add(output)
         self.nodes.append(self.onnx.helper.make_node(op_type, inputs, [output], name=name,
                                                      **attributes))
         return output
@@ -328,45 +343,49 @@ def _import_onnx() -> Any:
     return onnx
 
 
-def _layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
-    """The layers ``model`` applies, in order, with their paths (``"1.0"``); Sequentials opened.
+def _layers(model: nn.Module) -> list[tuple[str, nn.Module, type]]:
+    """The layers ``model`` applies, in order: ``(path, layer, its supported class)``.
 
     Raises TypeError for a module without a translation, naming its path and type.
     """
-    found: list[tuple[str, nn.Module]] = []
-
-    def visit(path: str, module: nn.Module) -> None:
-        if isinstance(module, nn.Sequential) and type(module).forward is nn.Sequential.forward:
-            for i, layer in enumerate(module):
-                visit(f"{path}.{i}" if path else str(i), layer)
-        else:
-            _registered_type(module, path)  # raises if there is no translation
-            found.append((path, module))
-
     if not isinstance(model, nn.Module):
         raise TypeError(f"export: expected a minigrad nn.Module; got {type(model).__name__}")
-    visit("", model)
-    return found
+    return _walk.layers(model, tuple(_TRANSLATIONS), _no_translation)
 
 
-def _registered_type(module: nn.Module, path: str = "") -> type:
-    """The supported class ``module`` is (or subclasses without changing ``forward``)."""
+def _no_translation(path: str, module: nn.Module, base: type | None) -> TypeError:
     where = f"module {path!r}" if path else "the model itself"
     supported = ", ".join(SUPPORTED_MODULES)
-    for cls in type(module).__mro__:
-        if cls in _TRANSLATIONS:
-            if type(module).forward is not cls.forward:
-                raise TypeError(
-                    f"export: no ONNX translation for {where} ({type(module).__name__}): it "
-                    f"subclasses {cls.__name__} but has its own forward(), which export cannot "
-                    f"read; supported: {supported}")
-            return cls
+    if base is not None:
+        return TypeError(
+            f"export: no ONNX translation for {where} ({type(module).__name__}): it "
+            f"subclasses {base.__name__} but has its own forward(), which export cannot "
+            f"read; supported: {supported}")
     if isinstance(module, nn.Sequential):
         why = "a Sequential with its own forward()"
     else:
         why = "write the model as an nn.Sequential of supported layers"
-    raise TypeError(f"export: no ONNX translation for {where} ({type(module).__name__}); "
-                    f"supported: {supported} ({why})")
+    return TypeError(f"export: no ONNX translation for {where} ({type(module).__name__}); "
+                     f"supported: {supported} ({why})")
+
+
+def _check_names(model: nn.Module, input_name: str, output_name: str) -> None:
+    """The graph's input and output must not have a parameter's name.
+
+    Parameters become initializers under their state-dict names, and ONNX has one namespace
+    for all values: an input named ``"weight"`` beside an initializer ``"weight"`` makes a
+    graph in which ``Gemm`` may read the input where the weight is meant (ONNX Runtime lets
+    a graph input override an initializer of the same name), which computes the wrong thing
+    without an error.
+    """
+    params = {name for name, _ in model.named_parameters()}
+    for label, name in (("input_name", input_name), ("output_name", output_name)):
+        if name in params:
+            raise ValueError(
+                f"export: {label} {name!r} is also the name of the parameter {name!r}, which "
+                f"the graph holds as an initializer; ONNX has one namespace for both, so the "
+                f"graph would read one where the other is meant. Choose another {label} "
+                f"(the parameters are named {sorted(params)})")
 
 
 def _check_arguments(model: Any, input_name: Any, output_name: Any, opset: Any,
@@ -423,10 +442,6 @@ def _check_same_as_model(model: nn.Module, x: Tensor, y: Tensor) -> None:
 
 def _axis(axis: int, ndim: int) -> int:
     return axis % ndim if ndim else 0
-
-
-def _pair(value: Any) -> tuple[int, int]:
-    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
 
 
 def _graph_name(model: nn.Module) -> str:
