@@ -15,15 +15,20 @@
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import json
 import os
 import re
+import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
 from .results import ISSUES, Gradebook, NotebookGrade
 
-__all__ = ["write_report", "summary", "feedback", "read_gradebook", "safe_name"]
+__all__ = ["write_report", "summary", "feedback", "read_gradebook", "safe_name",
+           "feedback_names", "scrub", "csv_cell"]
 
 
 def _num(value: float) -> str:
@@ -34,6 +39,83 @@ def safe_name(student: str) -> str:
     """A student's name as a file name: letters, digits, ``.``, ``-`` and ``_`` only."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", student).strip("._") or "student"
     return name[:100]
+
+
+def feedback_names(students: list[str]) -> dict[str, str]:
+    """Each student's feedback file name; distinct students never share one.
+
+    The name is :func:`safe_name` of the student's, with a short hash of the real name added
+    whenever that changed it, or two names differ only in case (one file on macOS/Windows).
+    """
+    lower: Counter[str] = Counter(safe_name(s).lower() for s in students)
+    names = {}
+    for student in students:
+        name = safe_name(student)
+        if name != student or lower[name.lower()] > 1:
+            name = f"{name[:80]}-{hashlib.sha256(student.encode('utf-8')).hexdigest()[:10]}"
+        names[student] = f"{name}.md"
+    return names
+
+
+def _machine_paths() -> list[str]:
+    """Folders of this machine that must not show in a report (longest first)."""
+    here = Path(__file__).resolve().parents[3]
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(here), tempfile.gettempdir(),
+             os.path.expanduser("~"), os.getcwd()}
+    return sorted((p for p in paths if p and p not in ("/", ".")), key=len, reverse=True)
+
+
+def scrub(text: str, also: tuple[str, ...] = ()) -> str:
+    """``text`` without this machine's folders (the installation, home, temp, working folder).
+
+    ``/home/me/venv/lib/python3.11/site-packages/numpy/linalg.py`` becomes
+    ``…/site-packages/numpy/linalg.py``: enough to see which file, nothing about the machine.
+    """
+    for path in sorted({*_machine_paths(), *also}, key=len, reverse=True):
+        if path and len(path) > 1:
+            text = text.replace(path.rstrip("/"), "…")
+    return text
+
+
+def csv_cell(value: object) -> str:
+    """A CSV cell that a spreadsheet shows as text: one starting with ``= + - @`` (or a tab or
+    carriage return) would be read as a formula, so it gets a leading apostrophe."""
+    text = str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all, never through a symlink planted there.
+
+    The text goes to a new file beside it (created exclusively), which then replaces ``path``:
+    ``os.replace`` replaces a symlink itself, never the file it points to.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _real_dir(path: Path) -> None:
+    """Make ``path`` a real folder: a symlink (or file) in its place is removed first."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _csv_text(rows: list[list[object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in rows:
+        writer.writerow([csv_cell(cell) for cell in row])
+    return buffer.getvalue()
 
 
 def _counted(book: Gradebook) -> dict[str, list[NotebookGrade]]:
@@ -62,37 +144,40 @@ def _issue_summary(notebooks: list[NotebookGrade], book: Gradebook) -> str:
 def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
     """Write grades.csv, exercises.csv, grades.json and feedback/*.md into ``out``.
 
-    Feedback pages of students no longer in the gradebook are removed; nothing else in
-    ``out`` is touched. Returns the paths written.
+    Every file is written atomically and never through a symlink; feedback pages of students
+    no longer in the gradebook are removed; nothing else in ``out`` is touched. CSV cells are
+    escaped for spreadsheets, and no file holds a path of this machine. Returns the paths
+    written.
     """
     out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     feedback_dir = out / "feedback"
-    feedback_dir.mkdir(parents=True, exist_ok=True)
+    _real_dir(feedback_dir)
     keys = book.lesson_keys()
     counted = _counted(book)
     written = []
 
+    rows: list[list[object]] = [["student", *keys, "total", "issues"]]
+    for student, mine in counted.items():
+        scores = {n.lesson: _num(n.score) for n in mine if n.lesson}
+        rows.append([student, *(scores.get(key, "") for key in keys),
+                     _num(book.total(student)), scrub(_issue_summary(mine, book))])
     path = out / "grades.csv"
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", *keys, "total", "issues"])
-        for student, mine in counted.items():
-            scores = {n.lesson: _num(n.score) for n in mine if n.lesson}
-            writer.writerow([student, *(scores.get(key, "") for key in keys),
-                             _num(book.total(student)), _issue_summary(mine, book)])
+    _atomic_write(path, _csv_text(rows))
     written.append(path)
 
+    rows = [["student", "lesson", "exercise", "title", "points", "max", "passed", "status",
+             "message", "self-reported", "notebook"]]
+    for notebook in (n for mine in counted.values() for n in mine):
+        for exercise in notebook.exercises:
+            reported = "; ".join(dict.fromkeys(c.self_reported for c in exercise.checks
+                                               if c.self_reported))
+            rows.append([notebook.student, notebook.lesson, exercise.exercise, exercise.title,
+                         _num(exercise.points), _num(exercise.max_points),
+                         str(exercise.passed).lower(), exercise.status,
+                         scrub(exercise.message), reported, Path(notebook.path).name])
     path = out / "exercises.csv"
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", "lesson", "exercise", "title", "points", "max", "passed",
-                         "status", "message", "notebook"])
-        for notebook in (n for mine in counted.values() for n in mine):
-            for exercise in notebook.exercises:
-                writer.writerow([notebook.student, notebook.lesson, exercise.exercise,
-                                 exercise.title, _num(exercise.points),
-                                 _num(exercise.max_points), str(exercise.passed).lower(),
-                                 exercise.status, exercise.message, notebook.path])
+    _atomic_write(path, _csv_text(rows))
     written.append(path)
 
     path = out / "grades.json"
@@ -101,17 +186,16 @@ def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
                                              if (b := book.best(student, key))},
                                   "total": book.total(student)}
                         for student in book.students()}
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    _atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     written.append(path)
 
-    students = book.students()
-    pages = {f"{safe_name(student)}.md": student for student in students}
+    pages = {name: student for student, name in feedback_names(book.students()).items()}
     for stale in feedback_dir.glob("*.md"):
         if stale.name not in pages:
             stale.unlink()
     for name, student in pages.items():
         path = feedback_dir / name
-        path.write_text(feedback(book, student), encoding="utf-8")
+        _atomic_write(path, feedback(book, student))
         written.append(path)
     return written
 
@@ -148,7 +232,7 @@ def feedback(book: Gradebook, student: str) -> str:
         score = f": {_num(notebook.score)} / {_num(notebook.max_score)}" if notebook.lesson else ""
         counted = notebook.lesson and book.best(student, notebook.lesson) is not notebook
         lines += [f"## {title}{score}" + (" (not counted)" if counted else ""), "",
-                  f"Notebook: `{notebook.path}`", ""]
+                  f"Notebook: `{Path(notebook.path).name}`", ""]
         if notebook.exercises:
             lines += ["| exercise | points | result |", "|---|---:|---|"]
             lines += [f"| {e.exercise} {_cell(e.title)} | {_num(e.points)} / "
@@ -166,7 +250,7 @@ def feedback(book: Gradebook, student: str) -> str:
                 if rest.strip():
                     lines += ["", "  " + _fence(rest).replace("\n", "\n  ")]
             lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return scrub("\n".join(lines).rstrip() + "\n")
 
 
 def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,

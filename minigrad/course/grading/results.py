@@ -30,9 +30,12 @@ ISSUES = {
     "split exercise": "an exercise's tag is on several cells (they were run together, in order)",
     "cell error": "a cell raised an exception while the notebook ran",
     "timeout": "a cell or check ran past its time limit and was interrupted",
-    "kernel died": "the kernel stopped (crashed, exited, or was killed after a time limit)",
+    "kernel died": "the notebook's process stopped (crashed, exited, ran out of memory, or was "
+                   "ended after a time limit)",
     "output": "the notebook printed more output than the grader keeps",
-    "grader": "the grader could not run this notebook (no kernel)",
+    "processes": "the notebook left processes running (they were ended with its sandbox)",
+    "unjudged": "some points come from checks whose verdict the notebook's own process reported",
+    "grader": "the grader could not run this notebook (no sandbox, or a bug of the grader's)",
 }
 
 
@@ -59,6 +62,9 @@ class CheckOutcome:
     where: str = ""
     output: str = ""
     seconds: float = 0.0
+    #: What of this check's verdict the submission's own process reported (and could have
+    #: forged): "" when the grader judged all of it.
+    self_reported: str = ""
 
 
 @dataclass

@@ -1,21 +1,24 @@
-"""Running submissions: one fresh kernel per notebook, the released checks, time limits.
+"""Running submissions: one sandbox per notebook, the released checks, a judge in the grader.
 
 For each submission the grader
 
 1. reads the file's bytes once (it never opens a submission for writing), and identifies the
    lesson (:mod:`.submissions`);
 2. assembles the notebook to run: the released lesson with the student's exercise cells in
-   place, ``demo`` cells left out, and each check cell replaced by a run of the *released* check
-   (:mod:`._in_kernel`): the checks package is imported afresh right before it, so nothing a
-   notebook cell did to ``minigrad.course.checks`` counts;
-3. starts a fresh kernel (nbclient, in a temporary working folder, with this Python and this
-   ``minigrad``) and runs the steps in order, errors allowed. Each cell or check has a time
-   limit (interrupted when it passes it) and the whole notebook has one too; a kernel that does
-   not answer an interrupt is killed with its whole process group. Output is counted, not kept;
-4. scores each exercise from its checks with the weights in ``minigrad.course.checks.lessonN.EXERCISES``.
+   place, ``demo`` cells left out, and each check cell as released;
+3. draws, for each check that is split into probe, run and judge
+   (:class:`minigrad.course.checks.Split`), its probes from a secret seed, here;
+4. runs the steps in order in a fresh sandbox (:mod:`.sandbox`, :mod:`.driver`): each cell as
+   it is, each check cell with ``checks`` bound so that the check's *run* part is applied to
+   the probes. What comes back is plain data (:mod:`.protocol`). Each step has a time limit
+   and the whole notebook has one too; output is counted, not kept;
+5. *judges* what came back, here: the expected values never enter the student's process, and
+   a submission scores only by producing correct outputs on inputs it has never seen. A check
+   without a split reports its own verdict; the report marks it *self-reported*;
+6. scores each exercise with the weights in ``minigrad.course.checks.lessonN.EXERCISES``.
 
-A notebook that raises, loops, floods its output, crashes its kernel, or is not a notebook at
-all gets a grade that says what happened; the batch goes on. No kernel outlives its notebook.
+A notebook that raises, loops, floods its output, crashes, or is not a notebook at all gets a
+grade that says what happened; the batch goes on. Nothing it started outlives it.
 
 The checks run where the released lesson has them, not all at the end: each sees the student's
 objects as the student saw them when running the notebook top to bottom, and a later cell
@@ -25,14 +28,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import json
-import logging
-import math
+import importlib
 import os
-import re
+import queue
+import secrets
 import shutil
 import signal
-import sys
+import subprocess
 import tempfile
 import threading
 import time
@@ -40,25 +42,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-import nbformat
-from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
+import numpy as np
 
+from minigrad.course.checks import CheckFailed, Split
+
+from . import sandbox
 from .lessons import CHECKS_ALIAS, ReleasedLesson, load_lessons
 from .results import (CheckOutcome, ExerciseGrade, Gradebook, Issue, LessonSummary,
                       NotebookGrade)
+from .protocol import MAX_BYTES, ProtocolError, dumps, loads
 from .submissions import (Assembly, Step, Submission, UnreadableNotebook, assemble,
                           find_submissions, identify, read_notebook, sha256)
 
 __all__ = ["GradingOptions", "grade", "grade_submission", "run_assembly", "GraderError"]
 
-_IN_KERNEL = (Path(__file__).with_name("_in_kernel.py")).read_text(encoding="utf-8")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_QUIET = logging.getLogger("minigrad.course.grading.kernel")  # nbclient's complaints: we report them
-_QUIET.addHandler(logging.NullHandler())
-_QUIET.propagate = False
 
 
 class GraderError(RuntimeError):
@@ -86,11 +83,21 @@ class GradingOptions:
     message_chars : int
         The longest check message, traceback or check output kept in the report.
     python_path : sequence of paths
-        Folders put in front of the kernel's ``PYTHONPATH`` (e.g. for a test's checks package).
-        This ``minigrad`` is always importable in the kernel.
+        Folders the notebook may import from besides this ``minigrad`` (read-only in the
+        sandbox; e.g. a test's checks package).
     kernel_threads : int, optional
-        BLAS/OpenMP threads per kernel (``OMP_NUM_THREADS`` and friends, where not set
-        already). :func:`grade` sets it to the cores per job when ``jobs > 1``.
+        BLAS/OpenMP threads per notebook. :func:`grade` sets it to the cores per job.
+    sandbox : bool
+        Run each notebook in its own bubblewrap sandbox (:mod:`.sandbox`). False runs it as a
+        plain child process with the grader's rights: only for a machine without bubblewrap,
+        and only for submissions that are trusted.
+    memory : int
+        Bytes of address space a notebook may use (2 GiB).
+    max_processes : int
+        Processes (and threads) a notebook may run at once.
+    seed : int, optional
+        The seed of the probes the split checks run on. None (the default) draws a secret one
+        per notebook; fix it only to reproduce a run.
     """
 
     cell_timeout: float = 60.0
@@ -101,144 +108,74 @@ class GradingOptions:
     message_chars: int = 4000
     python_path: Sequence[str | os.PathLike[str]] = ()
     kernel_threads: int | None = None
+    sandbox: bool = True
+    memory: int = 2 * 2**30
+    max_processes: int = 64
+    seed: int | None = None
 
 
 # ---------------------------------------------------------------------------------------------
-# The kernel: this Python, its process group, a watchdog
+# The sandboxes that are running, so that an interrupted grader can end them all
 
 
-class _ThisPython(KernelSpecManager):
-    """Kernel specs that always start ipykernel on the grader's own interpreter.
-
-    An installed ``python3`` kernel spec may point to another environment, without this
-    ``minigrad``; the grader must run the notebooks with the code it grades against.
-    """
-
-    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
-        return KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f",
-                                "{connection_file}"],
-                          display_name="Python 3 (minigrad grader)", language="python",
-                          metadata={})
-
-
-def _kill_group(pgid: int | None) -> None:
-    if not pgid or pgid == os.getpgid(0):
-        return  # never our own group
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-class _Watchdog:
-    """Kills a kernel's process group when an armed deadline passes."""
-
-    def __init__(self, pgid: int | None) -> None:
-        self.pgid = pgid
-        self.fired = False
-        self._deadline: float | None = None
-        self._stopped = False
-        self._condition = threading.Condition()
-        self._thread = threading.Thread(target=self._watch, name="minigrad-grade-watchdog",
-                                        daemon=True)
-        self._thread.start()
-
-    def arm(self, seconds: float) -> None:
-        with self._condition:
-            self._deadline = time.monotonic() + seconds
-            self._condition.notify()
-
-    def disarm(self) -> None:
-        with self._condition:
-            self._deadline = None
-            self._condition.notify()
-
-    def stop(self) -> None:
-        with self._condition:
-            self._stopped = True
-            self._condition.notify()
-        self._thread.join()
-
-    def _watch(self) -> None:
-        with self._condition:
-            while not self._stopped:
-                if self._deadline is None:
-                    self._condition.wait()
-                    continue
-                left = self._deadline - time.monotonic()
-                if left > 0:
-                    self._condition.wait(left)
-                    continue
-                _kill_group(self.pgid)
-                self.fired = True
-                self._deadline = None
-
-
-class _LiveKernels:
-    """The process groups of running kernels, so an interrupted grader can kill them all."""
+class _Live:
+    """The sandboxes running now (their process groups)."""
 
     def __init__(self) -> None:
-        self._groups: set[int] = set()
+        self._processes: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
         self.cancelled = threading.Event()
 
-    def add(self, pgid: int | None) -> None:
-        if pgid:
-            with self._lock:
-                self._groups.add(pgid)
-            if self.cancelled.is_set():
-                _kill_group(pgid)
-
-    def discard(self, pgid: int | None) -> None:
+    def add(self, process: subprocess.Popen) -> None:
         with self._lock:
-            self._groups.discard(pgid)  # type: ignore[arg-type]
+            self._processes.add(process)
+        if self.cancelled.is_set():
+            _kill(process)
+
+    def discard(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.discard(process)
 
     def kill_all(self) -> None:
         self.cancelled.set()
         with self._lock:
-            groups = list(self._groups)
-        for pgid in groups:
-            _kill_group(pgid)
+            processes = list(self._processes)
+        for process in processes:
+            _kill(process)
 
 
-_LIVE = _LiveKernels()
+_LIVE = _Live()
+_UIDS = sandbox.UidPool()
 
 
-class _GraderClient(NotebookClient):
-    """An nbclient that counts printed output instead of storing it, and keeps errors."""
-
-    def __init__(self, nb: nbformat.NotebookNode, **kw: Any) -> None:
-        super().__init__(nb, **kw)
-        self.output_chars = 0
-        self.errors: dict[int, dict[str, Any]] = {}
-
-    def output(self, outs: list, msg: dict[str, Any], display_id: str | None,
-               cell_index: int) -> None:
-        content = msg.get("content", {})
-        kind = msg.get("msg_type")
-        if kind == "stream":
-            self.output_chars += len(content.get("text", ""))
-        elif kind == "error":
-            self.errors[cell_index] = content
-        elif kind in ("display_data", "execute_result"):
-            self.output_chars += sum(len(str(v)) for v in content.get("data", {}).values())
+def _kill(process: subprocess.Popen, grace: float = 0.0) -> None:
+    """End a sandbox: its whole process group (bwrap takes the PID namespace down with it)."""
+    if grace:
+        try:
+            process.wait(timeout=grace)   # a driver that is done exits by itself
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
 
 
-def _kernel_env(options: GradingOptions) -> dict[str, str]:
-    env = dict(os.environ)
-    here = str(Path(__file__).resolve().parents[2])  # the folder that holds this minigrad
-    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    # the kernel runs in a temporary folder: relative entries must mean what they mean here
-    paths = [os.path.abspath(p) for p in [*map(str, options.python_path), here, *inherited]]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["MPLBACKEND"] = "Agg"                     # figures are drawn, never shown
-    env["MINIGRAD_CHECKS_RAISE"] = "1"            # a failing check raises: the grader sees it
-    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"   # keep the debugger quiet
-    env.pop("JUPYTER_PLATFORM_DIRS", None)
-    if options.kernel_threads:
-        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env.setdefault(name, str(options.kernel_threads))
-    return env
+def _end_uid(uid: int | None) -> list[int]:
+    """Kill whatever still runs as the job's user id; return the ids of what was found."""
+    if uid is None:
+        return []
+    found = sandbox.processes_of(uid)
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,8 +187,9 @@ class StepResult:
     """What happened when one step ran."""
 
     status: str          # "ok", "error", "timeout", "skipped", "not run"
-    error: str = ""      # "NameError: name 'x' is not defined", with the traceback's tail
+    error: str = ""      # "NameError: name 'x' is not defined"
     seconds: float = 0.0
+    where: str = ""      # the line of the student's code that raised, if known
 
 
 @dataclass
@@ -259,26 +197,10 @@ class Execution:
     """Everything a run of an assembly produced."""
 
     steps: list[StepResult]
-    checks: dict[int, dict[str, Any]]       # step index -> the record the check wrote
+    checks: dict[int, dict[str, Any]]       # step index -> the outcome of its check
     issues: list[Issue] = field(default_factory=list)
     output_chars: int = 0
     kernel_log: str = ""
-
-
-def _check_code(step: Step, index: int, lesson: ReleasedLesson, results: Path,
-                options: GradingOptions) -> str:
-    args = {"step": index, "check": step.exercise, "source": step.source,
-            "package": lesson.checks_package, "lesson_module": lesson.checks_module,
-            "alias": CHECKS_ALIAS, "results": str(results), "max_chars": options.message_chars}
-    return (f"exec(compile({_IN_KERNEL!r}, '<minigrad grader>', 'exec'), "
-            f"{{'__name__': '__minigrad_grader__', 'ARGS': {args!r}}})")
-
-
-def _error_text(content: Mapping[str, Any], limit: int) -> str:
-    head = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}".rstrip(": ")
-    lines = _ANSI.sub("", "\n".join(content.get("traceback", []))).strip().splitlines()
-    tail = "\n".join(lines[-12:])
-    return (f"{head}\n{tail}" if tail else head)[:limit]
 
 
 def _first_line(source: str) -> str:
@@ -286,73 +208,120 @@ def _first_line(source: str) -> str:
     return lines[0][:60] if lines else ""
 
 
+def split_of(lesson: ReleasedLesson, exercise: str | None) -> Split | None:
+    """The :class:`~minigrad.course.checks.Split` of an exercise's check, if it has one."""
+    if exercise is None:
+        return None
+    module = importlib.import_module(lesson.checks_module)
+    for value in vars(module).values():
+        if callable(value) and getattr(value, "exercise_id", None) == exercise:
+            split = getattr(value, "split", None)
+            return split if isinstance(split, Split) else None
+    return None
+
+
+def _limits(options: GradingOptions) -> dict[str, int]:
+    return {"AS": int(options.memory), "FSIZE": 64 * 2**20, "NOFILE": 256, "CORE": 0,
+            "CPU": int(options.notebook_timeout + 30), "NPROC": options.max_processes}
+
+
+def _reader(stream: Any, lines: queue.Queue) -> None:
+    """Read the driver's lines into ``lines`` (None at the end); an overlong line is cut."""
+    try:
+        while True:
+            line = stream.readline(MAX_BYTES + 1)
+            if not line:
+                break
+            if len(line) > MAX_BYTES:
+                lines.put(b"")          # too long: malformed, and the rest of it is dropped
+                while line and not line.endswith(b"\n"):
+                    line = stream.readline(MAX_BYTES + 1)
+                continue
+            lines.put(line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        lines.put(None)
+
+
 def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
                  options: GradingOptions | None = None) -> Execution:
-    """Run an assembled notebook in a fresh kernel and collect what each step did.
+    """Run an assembled notebook in its own sandbox and judge what its checks returned.
 
-    The steps run in order: each cell as it is, each check (in its released place) through
-    :mod:`._in_kernel`, which reloads the checks first. Each step has ``cell_timeout`` and
-    all of them together ``notebook_timeout``.
+    The probes of every split check are drawn here, from a secret seed (``options.seed``
+    for a reproducible run); the sandbox gets the cells and the probes, runs them in order
+    (see :mod:`.driver`), and sends one record per step. Each step has ``cell_timeout``
+    (the driver interrupts it; a step that does not answer is ended with its sandbox) and all
+    of them together ``notebook_timeout``.
 
-    Never raises for anything the notebook does; a kernel that cannot start is reported as an
-    issue of kind ``"grader"``.
+    Never raises for anything the notebook does; a sandbox that cannot start is reported as
+    an issue of kind ``"grader"``.
     """
     options = options or GradingOptions()
     steps = assembly.steps
     results: list[StepResult] = [StepResult("not run") for _ in steps]
     execution = Execution(steps=results, checks={})
-    workdir = Path(tempfile.mkdtemp(prefix="minigrad-grade-"))
-    checks_file = workdir / ".minigrad-checks.jsonl"
-    cells = [nbformat.v4.new_code_cell(
-        _check_code(step, i, lesson, checks_file, options) if step.kind == "check" else step.source)
-        for i, step in enumerate(steps)]
-    client = _GraderClient(nbformat.v4.new_notebook(cells=cells),
-                           km=AsyncKernelManager(kernel_name="python3",
-                                                 kernel_spec_manager=_ThisPython()),
-                           allow_errors=True, interrupt_on_timeout=True,
-                           shutdown_kernel="immediate", log=_QUIET, startup_timeout=math.ceil(
-                               options.startup_timeout), iopub_timeout=10, record_timing=False)
-    watchdog: _Watchdog | None = None
-    pgid = None
-    log = open(workdir / "kernel.log", "wb")
+    rng = np.random.default_rng(options.seed if options.seed is not None
+                                else secrets.randbits(128))
+    probes: dict[int, Any] = {}
+    splits: dict[int, Split] = {}
+    job_steps = []
+    for i, step in enumerate(steps):
+        entry: dict[str, Any] = {"index": i, "kind": step.kind, "source": step.source,
+                                 "exercise": step.exercise}
+        split = split_of(lesson, step.exercise) if step.kind == "check" else None
+        if split is not None:
+            splits[i] = split
+            probes[i] = entry["probes"] = split.probe(rng)
+        job_steps.append(entry)
+    uid = _UIDS.take() if options.sandbox else None
+    parent = Path(tempfile.mkdtemp(prefix="minigrad-grade-"))   # 0700: the grader's alone
+    workdir = parent / "tmp"
+    workdir.mkdir()
+    if uid is not None:
+        os.chown(workdir, uid, uid)
+    spec = sandbox.SandboxSpec(workdir=workdir, python_path=[str(p) for p in options.python_path],
+                               threads=options.kernel_threads or 1)
+    argv, env = sandbox.command(spec, sandboxed=options.sandbox)
+    job = {"steps": job_steps, "cell_timeout": options.cell_timeout, "uid": uid,
+           "package": lesson.checks_package, "alias": CHECKS_ALIAS,
+           "max_chars": options.message_chars, "limits": _limits(options),
+           "cwd": "/tmp" if options.sandbox else str(workdir)}
+    process = None
     try:
         try:
-            with client.setup_kernel(env=_kernel_env(options), cwd=str(workdir), stdout=log,
-                                     stderr=log):
-                pgid = client.km.provisioner.pgid  # type: ignore[union-attr]
-                _LIVE.add(pgid)
-                watchdog = _Watchdog(pgid)
-                _run_steps(client, steps, results, watchdog, options, execution)
-        except DeadKernelError:
-            pass  # reported by _run_steps
-        except Exception as exc:  # the kernel could not start: the grader's problem, not theirs
-            if pgid is None:
-                execution.issues.append(Issue("grader", f"the grader could not start a kernel: "
-                                              f"{type(exc).__name__}: {exc}"))
-            else:
-                execution.issues.append(Issue("grader", f"the grader lost the kernel: "
-                                              f"{type(exc).__name__}: {exc}"))
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, env=env, cwd=str(workdir),
+                                       start_new_session=True)
+        except OSError as exc:
+            execution.issues.append(Issue("grader", f"the grader could not start the sandbox: "
+                                          f"{type(exc).__name__}: {exc.strerror or exc}"))
+            return execution
+        _LIVE.add(process)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=_reader, args=(process.stdout, lines), daemon=True).start()
+        try:
+            assert process.stdin is not None
+            process.stdin.write((dumps(job) + "\n").encode("utf-8"))
+            process.stdin.close()
+        except OSError:
+            pass
+        _collect(process, lines, steps, results, options, execution)
     finally:
-        if watchdog is not None:
-            watchdog.stop()
-        _kill_group(pgid)   # anything the notebook started in the kernel's group goes too
-        _LIVE.discard(pgid)
-        log.close()
-        execution.output_chars = client.output_chars
-        log_lines = (workdir / "kernel.log").read_text("utf-8", "replace").splitlines()
-        execution.kernel_log = "\n".join(line for line in log_lines[-200:] if line.strip()
-                                         and not line.startswith("[IPKernelApp]"))[-1000:]
-        if checks_file.exists():
-            for line in checks_file.read_text("utf-8", "replace").splitlines():
-                try:
-                    record = json.loads(line)
-                    execution.checks[int(record["step"])] = record
-                except (ValueError, KeyError, TypeError):
-                    continue
-        shutil.rmtree(workdir, ignore_errors=True)
-    if execution.kernel_log and any(i.kind == "kernel died" for i in execution.issues):
-        execution.issues.append(Issue("kernel died", "the kernel's last words: "
-                                      + execution.kernel_log[-500:]))
+        if process is not None:
+            _kill(process, grace=2.0 if process.poll() is None and not _LIVE.cancelled.is_set()
+                  else 0.0)
+            _LIVE.discard(process)
+        left = _end_uid(uid)   # none, unless something escaped the PID namespace
+        if left:
+            execution.issues.append(Issue("kernel died", f"{len(left)} process(es) of the "
+                                          "notebook were still running and were killed"))
+        _UIDS.give_back(uid)
+        shutil.rmtree(parent, ignore_errors=True)
+    for i, split in splits.items():
+        record = execution.checks.get(i)
+        if record is not None:
+            execution.checks[i] = _judge(split, probes[i], record, options)
     if execution.output_chars > options.max_output:
         execution.issues.append(Issue("output", f"the notebook printed "
                                       f"{execution.output_chars / 1e6:.1f} million characters; "
@@ -360,74 +329,135 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
     return execution
 
 
-def _exit_status(client: NotebookClient) -> str:
-    """How the kernel process ended: its exit status, or the signal that killed it."""
-    process = getattr(getattr(client.km, "provisioner", None), "process", None)
-    code = process.poll() if process is not None else None
-    if code is None:
-        return "it crashed, or the code exited it"
-    if code < 0:
-        try:
-            return f"killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit status {code}"
-
-
-def _run_steps(client: _GraderClient, steps: list[Step], results: list[StepResult],
-               watchdog: _Watchdog, options: GradingOptions, execution: Execution) -> None:
+def _collect(process: subprocess.Popen, lines: queue.Queue, steps: list[Step],
+             results: list[StepResult], options: GradingOptions, execution: Execution) -> None:
+    """Read one record per step, in order, within the time limits."""
+    try:   # the driver says when its Python and IPython are up (not a step's time)
+        ready = lines.get(timeout=options.startup_timeout)
+    except queue.Empty:
+        ready = None
+    if ready is None or not ready.startswith(b'{"ready":true}'):
+        _kill(process)
+        code = process.poll()
+        execution.issues.append(Issue("grader", "the sandbox did not start within "
+                                      f"{options.startup_timeout:g} s (exit status {code})"))
+        return
     deadline = time.monotonic() + options.notebook_timeout
-    for index, step in enumerate(steps):
+    index = 0
+    while index < len(steps):
         if _LIVE.cancelled.is_set():
             return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            execution.issues.append(Issue("timeout", f"the notebook ran past its "
-                                          f"{options.notebook_timeout:g} s limit; from "
-                                          f"{step.label} on, nothing ran"))
-            for result in results[index:]:
-                result.status = "skipped"
-            return
-        client.timeout = max(1, math.ceil(min(options.cell_timeout, left)))
-        watchdog.arm(client.timeout + options.interrupt_grace)
-        start = time.monotonic()
+        step_deadline = time.monotonic() + options.cell_timeout + options.interrupt_grace
+        wait = min(step_deadline, deadline) - time.monotonic()
         try:
-            client.execute_cell(client.nb.cells[index], index,
-                                store_history=step.kind == "cell")
-        except DeadKernelError:
-            result = results[index]
-            result.seconds = time.monotonic() - start
-            if watchdog.fired:
-                result.status = "timeout"
-                result.error = (f"timed out after {client.timeout} s, did not answer the "
-                                "interrupt, and its kernel was killed")
-                why = (f"it did not answer an interrupt after {step.label} ran past its "
-                       f"{client.timeout} s limit, so it was killed")
+            line = lines.get(timeout=max(0.0, wait))
+        except queue.Empty:
+            _kill(process)
+            if time.monotonic() >= deadline:
+                execution.issues.append(Issue("timeout", f"the notebook ran past its "
+                                              f"{options.notebook_timeout:g} s limit; from "
+                                              f"{steps[index].label} on, nothing ran"))
+                for result in results[index:]:
+                    result.status = "skipped"
             else:
-                result.status = "error"
-                result.error = "the kernel died while it ran (did the code exit or crash?)"
-                why = f"it stopped while running {step.label} ({_exit_status(client)})"
-            execution.issues.append(Issue("kernel died", f"the kernel died: {why}; the "
-                                          "steps after it did not run"))
-            raise
-        finally:
-            watchdog.disarm()
-        seconds = time.monotonic() - start
-        result = results[index]
-        result.seconds = seconds
-        error = client.errors.get(index)
-        if seconds >= client.timeout:  # nbclient interrupted it when the limit passed
-            result.status = "timeout"
-            result.error = f"timed out after {client.timeout} s and was interrupted"
-            what = step.label if step.kind == "check" else \
-                f"{step.label} (`{_first_line(step.source)}`)"
-            execution.issues.append(Issue("timeout", f"{what} ran past {client.timeout} s "
-                                          "and was interrupted"))
-        elif error is not None:
-            result.status = "error"
-            result.error = _error_text(error, options.message_chars)
-        else:
-            result.status = "ok"
+                results[index].status = "timeout"
+                results[index].error = (f"timed out after {options.cell_timeout:g} s, did not "
+                                        "answer the interrupt, and its sandbox was ended")
+                execution.issues.append(Issue("kernel died", f"the notebook was stopped: it did "
+                                              f"not answer an interrupt after "
+                                              f"{steps[index].label} ran past its "
+                                              f"{options.cell_timeout:g} s limit"))
+            return
+        if line is None:   # the driver ended before the last step
+            code = process.poll()
+            how = "it exited" if code in (0, None) else (
+                f"killed by signal {signal.Signals(-code).name}" if code < 0 and -code in
+                signal.valid_signals() else f"exit status {code}")
+            results[index].status = "error"
+            results[index].error = "the notebook's process ended while this ran"
+            execution.issues.append(Issue("kernel died", f"the notebook's process stopped while "
+                                          f"running {steps[index].label} ({how}; did the code "
+                                          "exit, crash, or run out of memory?); the steps after "
+                                          "it did not run"))
+            return
+        try:
+            record = loads(line)
+        except ProtocolError:
+            continue       # not a record of the driver's: ignored
+        if not isinstance(record, dict) or record.get("step") != index:
+            continue       # out of order or forged: only the next step's first record counts
+        _take(record, steps[index], index, results[index], options, execution)
+        index += 1
+    line = None
+    try:
+        line = lines.get(timeout=min(5.0, max(0.1, deadline - time.monotonic())))
+        done = loads(line) if line else {}
+        if isinstance(done, dict) and isinstance(done.get("output_chars"), int):
+            execution.output_chars = done["output_chars"]
+        if isinstance(done, dict) and isinstance(done.get("left"), int) and done["left"] > 0 \
+                and options.sandbox:
+            execution.issues.append(Issue("processes", f"the notebook left {done['left']} "
+                                          "process(es) running; they were ended with its "
+                                          "sandbox"))
+    except (queue.Empty, ProtocolError):
+        pass
+
+
+def _text(value: Any, limit: int) -> str:
+    return (value if isinstance(value, str) else "")[:limit]
+
+
+def _take(record: dict[str, Any], step: Step, index: int, result: StepResult,
+          options: GradingOptions, execution: Execution) -> None:
+    limit = options.message_chars
+    result.seconds = float(record["seconds"]) if isinstance(record.get("seconds"),
+                                                            (int, float)) else 0.0
+    status = record.get("status")
+    result.status = status if status in ("ok", "error", "timeout") else "error"
+    result.error = _text(record.get("error"), limit)
+    result.where = _text(record.get("where"), limit)
+    if result.status == "timeout":
+        what = step.label if step.kind == "check" else f"{step.label} (`{_first_line(step.source)}`)"
+        execution.issues.append(Issue("timeout", f"{what} ran past {options.cell_timeout:g} s "
+                                      "and was interrupted"))
+    if step.kind != "check":
+        return
+    check = record.get("check")
+    output = _text(record.get("output"), limit)
+    if isinstance(check, dict):
+        execution.checks[index] = {**check, "output": output, "seconds": result.seconds}
+    elif result.status == "error":   # the check cell raised before reaching the check
+        kind = "not implemented" if result.error.startswith("NotImplementedError") else "error"
+        execution.checks[index] = {"passed": False, "kind": kind, "message": result.error,
+                                   "where": result.where, "output": output,
+                                   "seconds": result.seconds}
+
+
+def _judge(split: Split, probes: Any, record: dict[str, Any],
+           options: GradingOptions) -> dict[str, Any]:
+    """Turn a split check's record into an outcome: the judge decides, never the sandbox."""
+    limit = options.message_chars
+    base = {"output": "", "seconds": record.get("seconds", 0.0), "where": "",
+            "self_reported": split.self_reported}
+    if record.get("kind") != "outputs":
+        if record.get("passed") is False or record.get("kind") in ("check", "error",
+                                                                    "not implemented"):
+            return {**base, "passed": False, "kind": str(record.get("kind", "error")),
+                    "message": _text(record.get("message"), limit),
+                    "where": _text(record.get("where"), limit)}
+        return {**base, "passed": False, "kind": "error",
+                "message": "the check's run sent back no values to judge"}
+    failed = CheckFailed
+    try:
+        message = split.judge(probes, record.get("outputs"))
+    except failed as exc:
+        return {**base, "passed": False, "kind": "check", "message": str(exc)[:limit]}
+    except Exception as exc:  # noqa: BLE001 - malformed data is a zero with a reason
+        return {**base, "passed": False, "kind": "error",
+                "message": f"the values your code returned could not be judged "
+                           f"({type(exc).__name__}: {str(exc)[:200]})"}
+    return {**base, "passed": True, "kind": "passed", "message": "",
+            "output": "\u2713 " + str(message)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -441,16 +471,17 @@ def _check_outcome(step: Step, index: int, execution: Execution) -> CheckOutcome
     if result.status == "timeout":
         return CheckOutcome(exercise, False, "timeout",
                             f"the check {result.error}: does your code loop forever?",
-                            where=str((record or {}).get("where", "")), seconds=result.seconds)
+                            where=result.where, seconds=result.seconds)
     if record is None:
-        why = {"not run": "the kernel had stopped before it",
+        why = {"not run": "the notebook had stopped before it",
                "skipped": "the notebook's time limit had passed"}.get(
             result.status, result.error or "it did not report")
         return CheckOutcome(exercise, False, "not run", f"the check did not run: {why}")
-    return CheckOutcome(exercise, bool(record.get("passed")), str(record.get("kind", "error")),
+    return CheckOutcome(exercise, record.get("passed") is True, str(record.get("kind", "error")),
                         str(record.get("message", "")), str(record.get("where", "")),
-                        str(record.get("output", "")), float(record.get("seconds", 0.0)))
-
+                        str(record.get("output", "")), float(record.get("seconds", 0.0) or 0.0),
+                        self_reported=str(record.get("self_reported", "")) if "self_reported"
+                        in record else "the whole check (it has no split)")
 
 def _exercise_grades(lesson: ReleasedLesson, assembly: Assembly,
                      execution: Execution | None, unreadable: str = "") -> list[ExerciseGrade]:
@@ -526,7 +557,6 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
             execution = run_assembly(assembly, lesson, options)
             grade.issues += execution.issues
             grade.issues += _cell_errors(assembly, execution)
-            grade.issues += _patches(execution)
             if any(issue.kind == "grader" for issue in execution.issues):
                 grade.status = "error"
         else:
@@ -545,21 +575,6 @@ def _cell_errors(assembly: Assembly, execution: Execution) -> list[Issue]:
             where = step.label if step.exercise else \
                 f"{step.label} (`{_first_line(step.source)}`)"
             issues.append(Issue("cell error", f"{where} raised {result.error}"))
-    return issues
-
-
-def _patches(execution: Execution) -> list[Issue]:
-    replaced, suspicious = {}, {}
-    for record in execution.checks.values():
-        replaced.update(dict.fromkeys(record.get("replaced", [])))
-        suspicious.update(dict.fromkeys(record.get("suspicious", [])))
-    issues = []
-    if replaced:
-        issues.append(Issue("patched checks", "the notebook replaced " + ", ".join(replaced) +
-                            "; the grader reloaded the checks, so this had no effect"))
-    if suspicious:
-        issues.append(Issue("patched engine", "the notebook replaced " + ", ".join(suspicious) +
-                            " with code of its own; the grader did not undo this"))
     return issues
 
 
@@ -613,7 +628,7 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     students : sequence of str, optional
         Grade only these students.
     jobs : int
-        Notebooks graded at the same time, each in its own kernel.
+        Notebooks graded at the same time, each in its own sandbox.
     released : path, optional
         The folder of released lessons (default: the ones shipped with minigrad).
     checks_package : str, optional
@@ -630,10 +645,18 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     Raises
     ------
     GraderError
-        When there is nothing to grade or no released lesson to grade against.
+        When there is nothing to grade, no released lesson to grade against, or no sandbox
+        (and ``options.sandbox`` is True).
     """
     from .lessons import LessonError
     options = options or GradingOptions()
+    if options.sandbox:
+        why = sandbox.available()
+        if why is not None:
+            raise GraderError(f"no sandbox: {why}. The grader will not run submissions without "
+                              "one; --no-sandbox runs them with your rights (they can read and "
+                              "change your files, see your environment, use the network and "
+                              "leave processes behind): use it only in a throwaway container")
     try:
         lessons = load_lessons(released, checks_package)
     except LessonError as exc:
@@ -646,7 +669,7 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
         who = f" from {', '.join(students)}" if students else ""
         raise GraderError(f"no notebooks{who} under {', '.join(map(str, paths))}")
     jobs = max(1, int(jobs))
-    if options.kernel_threads is None and jobs > 1:
+    if options.kernel_threads is None:
         options = dataclasses.replace(options,
                                       kernel_threads=max(1, (os.cpu_count() or 1) // jobs))
     from tqdm.auto import tqdm

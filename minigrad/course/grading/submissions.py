@@ -6,7 +6,9 @@ Layout (the first that applies names the student):
   deeper folders are fine, the first folder under the one given on the command line names
   the student;
 * ``submissions/<student>_<NN>_<anything>.ipynb`` -- a flat folder, as learning-management
-  systems export them: the student is the part before the lesson number;
+  systems export them: the student is the part before the lesson number, less the
+  submission ids an export adds (``smithjohn_12345_67890_01_x.ipynb`` and
+  ``smithjohn_LATE_12345_67999_02_y.ipynb`` are both ``smithjohn_12345``);
 * a notebook given directly, or one sitting directly in the folder given, without a student
   part in its name: the student is the name of the folder it is in.
 
@@ -55,9 +57,20 @@ class Submission:
         return int(match["number"]) if match else None
 
 
+# What learning-management systems put after the student's name in an export's file names:
+# Canvas "smithjohn_12345_67890_..." or "smithjohn_LATE_12345_67890_..." (user id, then a
+# submission id that changes with every upload), Moodle "John Smith_12345_assignsubmission_file_".
+_LMS = re.compile(r"^(?P<name>.+?)(?:_LATE)?_(?P<user>\d{3,})(?:_\d+)*"
+                  r"(?:_assignsubmission_file)?_*$")
+
+
 def _student_in_name(filename: str) -> str | None:
     match = _NAME.match(filename)
-    return match["student"] if match and match["student"] else None
+    if not match or not match["student"]:
+        return None
+    student = match["student"]
+    lms = _LMS.match(student)
+    return f"{lms['name']}_{lms['user']}" if lms else student
 
 
 def _notebooks_under(folder: Path) -> Iterable[Path]:

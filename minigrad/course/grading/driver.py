@@ -1,0 +1,259 @@
+"""The process that runs one notebook inside the sandbox: ``python -m minigrad.course.grading.driver``.
+
+Why a plain driver process and not a Jupyter kernel: a kernel talks to its client over ZeroMQ
+sockets, on TCP by default, which the sandbox's empty network namespace cuts off. The driver
+instead runs the cells in an IPython shell (magics and ``!`` lines work as in Jupyter) inside
+one process, and speaks to the grader over the pipes it was started with: the job arrives on
+standard input, one line of results per step leaves on the original standard output. Pipes
+need no network, no shared folder and no port, and end when the sandbox ends.
+
+What the driver sends is *data*, never a verdict that counts. For a check with a
+:class:`~minigrad.course.checks.Split` it runs only the ``run`` part on the probes the grader
+sent and returns what the student's code produced; the grader judges it. A check without a
+split runs whole and its verdict is *self-reported* (the report says so). A submission can
+write anything into the pipe, since it runs in this process; all it can forge is its own
+outputs, and forging outputs that pass the judge on probes it has never seen means solving
+the exercise.
+
+Order of events: read the job, apply the resource limits, drop to the job's user id (when
+started as root), point file descriptors 1 and 2 at ``/dev/null`` (prints are counted, not
+kept), then run each step with a time limit, send its record, and leave with ``os._exit`` so
+that no ``atexit`` hook of the submission runs.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+from typing import Any, Callable
+
+__all__ = ["main"]
+
+
+class _Counter(io.TextIOBase):
+    """A stream that counts what is written and keeps only the last ``keep`` characters."""
+
+    def __init__(self, keep: int) -> None:
+        self.count, self.keep, self.tail = 0, keep, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        self.count += len(text)
+        self.tail = (self.tail + text)[-self.keep:]
+        return len(text)
+
+    def take(self) -> str:
+        tail, self.tail = self.tail, ""
+        return tail
+
+
+class _Timeout(KeyboardInterrupt):
+    """Raised in a step that ran past its time limit (a KeyboardInterrupt, as in Jupyter)."""
+
+
+def _limits(job: dict[str, Any]) -> None:
+    for name, value in job.get("limits", {}).items():
+        which = getattr(resource, f"RLIMIT_{name}")
+        soft, hard = resource.getrlimit(which)
+        value = int(value)
+        if hard != resource.RLIM_INFINITY and os.getuid() != 0:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+
+def _drop(uid: int | None) -> None:
+    if uid is None or os.getuid() != 0:
+        return
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    if os.getuid() == 0 or os.geteuid() == 0:
+        raise SystemExit("could not drop root")
+
+
+def _where(exc: BaseException | None) -> str:
+    """The innermost line of notebook code in the traceback (causes included)."""
+    frames: list[traceback.FrameSummary] = []
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen and not frames:
+        seen.add(id(exc))
+        frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                  if f.filename.startswith("<ipython-input") or "ipykernel_" in f.filename
+                  or f.filename.startswith("<cell")]
+        exc = exc.__cause__ or exc.__context__
+    if not frames:
+        return ""
+    frame = frames[-1]
+    line = (frame.line or "").strip()
+    return f"line {frame.lineno} of your code, in {frame.name}: {line}" if line else ""
+
+
+def _fresh_checks(package: str) -> None:
+    """Forget every imported checks module, so the next import reads them from disk again."""
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        del sys.modules[name]
+    parent, _, attr = package.rpartition(".")
+    if parent in sys.modules:
+        vars(sys.modules[parent]).pop(attr, None)
+    importlib.invalidate_caches()
+
+
+class _Recorder:
+    """What the check cell's ``checks`` name is bound to while the grader runs it.
+
+    ``checks.lessonN.name(*objects)`` calls :meth:`call` with the student's objects.
+    """
+
+    def __init__(self, package: str, step: dict[str, Any]) -> None:
+        self._package, self._step = package, step
+        self.record: dict[str, Any] | None = None
+
+    def __getattr__(self, lesson: str) -> Any:
+        recorder = self
+
+        class _Lesson:
+            def __getattr__(self, name: str) -> Callable[..., None]:
+                return lambda *args, **kwargs: recorder.call(lesson, name, args, kwargs)
+        return _Lesson()
+
+    def call(self, lesson: str, name: str, args: tuple, kwargs: dict) -> None:
+        _fresh_checks(self._package)
+        module = importlib.import_module(f"{self._package}.{lesson}")
+        check = getattr(module, name)
+        split = getattr(check, "split", None)
+        failed = getattr(importlib.import_module(self._package), "CheckFailed", AssertionError)
+        try:
+            if split is not None and self._step.get("probes") is not None:
+                outputs = split.run(self._step["probes"], *args, **kwargs)
+                self.record = {"kind": "outputs", "outputs": outputs}
+            else:
+                check(*args, **kwargs)
+                self.record = {"kind": "self-reported", "passed": True}
+        except failed as exc:
+            self.record = {"kind": "check", "passed": False, "message": str(exc),
+                           "where": _where(exc)}
+
+
+def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Counter
+              ) -> dict[str, Any]:
+    from minigrad.course.grading.protocol import ProtocolError, dumps
+
+    limit = int(job.get("max_chars", 4000))
+    timed_out = False
+
+    def alarm(signum: int, frame: Any) -> None:
+        nonlocal timed_out
+        timed_out = True
+        raise _Timeout(f"the step ran past its {job['cell_timeout']:g} s limit")
+
+    record: dict[str, Any] = {"step": step["index"]}
+    recorder = None
+    namespace_backup = None
+    if step["kind"] == "check":
+        recorder = _Recorder(job["package"], step)
+        namespace_backup = shell.user_ns.get(job["alias"], _MISSING)
+        shell.user_ns[job["alias"]] = recorder
+    signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, float(job["cell_timeout"]))
+    start = time.perf_counter()
+    error: BaseException | None = None
+    try:
+        if recorder is None:
+            result = shell.run_cell(step["source"], store_history=True)
+            error = result.error_before_exec or result.error_in_exec
+        else:
+            # the released check cell is plain Python: it runs as it is, past the notebook's
+            # input transformers and hooks
+            exec(compile(step["source"], f"<check {step.get('exercise')}>", "exec"),
+                 shell.user_ns)
+    except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything
+        error = exc
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if recorder is not None:
+            if namespace_backup is _MISSING:
+                shell.user_ns.pop(job["alias"], None)
+            else:
+                shell.user_ns[job["alias"]] = namespace_backup
+    record["seconds"] = round(time.perf_counter() - start, 4)
+    if timed_out:
+        record.update(status="timeout", error=f"timed out after {job['cell_timeout']:g} s and "
+                                               "was interrupted")
+    elif error is not None:
+        text = f"{type(error).__name__}: {error}".rstrip(": ")
+        record.update(status="error", error=text[:limit], where=_where(error))
+    else:
+        record["status"] = "ok"
+    record["output"] = out.take()[-limit:]
+    if recorder is not None and recorder.record is not None and not timed_out:
+        record["check"] = recorder.record
+    try:
+        return {"line": dumps(record)}
+    except ProtocolError as exc:  # the student's outputs hold something that is not data
+        record.pop("check", None)
+        record["check"] = {"kind": "check", "passed": False,
+                           "message": f"the values your code returned cannot be sent to the "
+                                      f"grader: {exc}", "where": ""}
+        return {"line": dumps(record)}
+
+
+_MISSING = object()
+
+
+def main() -> None:
+    """Run the job on standard input; write one result line per step to standard output."""
+    from minigrad.course.grading.protocol import loads
+
+    job = loads(sys.stdin.buffer.readline())
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    _limits(job)
+    _drop(job.get("uid"))
+    os.chdir(job.get("cwd", "/tmp"))
+    out = _Counter(int(job.get("max_chars", 4000)))
+    sys.stdout = sys.stderr = out  # type: ignore[assignment]
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "NoColor"
+    config.InteractiveShell.xmode = "Plain"
+    shell = InteractiveShell.instance(config=config)
+    shell.user_ns["__name__"] = "__main__"
+    channel.write('{"ready":true}\n')
+    channel.flush()
+    for step in job["steps"]:
+        line = _run_step(shell, step, job, out)["line"]
+        with contextlib.suppress(OSError):
+            channel.write(line + "\n")
+            channel.flush()
+    with contextlib.suppress(OSError):
+        channel.write('{"done":true,"output_chars":%d,"left":%d}\n' % (out.count, _others()))
+        channel.flush()
+    os._exit(0)
+
+
+def _others() -> int:
+    """How many processes besides this one and the sandbox's init run in this PID namespace
+    (in the sandbox, the ones the notebook started and left behind; they die with it)."""
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0
+    return len([p for p in pids if p not in (1, os.getpid())])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""The sandbox one notebook runs in: bubblewrap, limits, an allow-listed environment.
+
+Each notebook runs in ``python -m minigrad.course.grading.driver`` (see :mod:`.driver`) inside
+``bwrap`` (Debian's ``bubblewrap``) with
+
+* new PID, network, IPC, UTS and cgroup namespaces (and a user namespace when the grader is not
+  root): nothing to connect to, nothing of the grader's to see in ``/proc``;
+* a file system built from nothing: the system folders (``/usr``, ``/etc``, ...), the Python
+  installation and this ``minigrad`` package, all read-only, and one private temporary folder
+  as ``/tmp``, the only place it can write. The submissions, the solutions, the report folder,
+  the checkout the package may live in and the home folder are not there at all;
+* the environment cleared and rebuilt from a fixed allow-list (:func:`environment`);
+* ``--die-with-parent`` and a PID namespace: when the driver ends, or the grader kills it, every
+  process the notebook started dies with it, ``setsid`` and double forks included;
+* limits on address space (``--memory``, 2 GiB by default), processes, file size, open files
+  and CPU time, applied by the driver before any student code runs, after it drops (when
+  started as root) to a user id of its own, one per job, so that the process limit counts this
+  notebook's processes only (a limit on root's processes would not be enforced).
+
+Where bubblewrap cannot create its namespaces (not installed, or a kernel that forbids
+unprivileged user namespaces), :func:`available` says why and the grader refuses to grade
+unless told ``--no-sandbox``.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["available", "SandboxSpec", "command", "environment", "UidPool", "FIRST_UID"]
+
+#: The first of the user ids the jobs run as when the grader is root (one per job).
+FIRST_UID = 61000
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+@dataclass
+class SandboxSpec:
+    """What one job's sandbox looks like.
+
+    Parameters
+    ----------
+    workdir : Path
+        The private folder that becomes ``/tmp`` inside (writable, and nothing else is).
+    python_path : sequence of paths
+        Extra folders the notebook may import from (read-only), e.g. a test's checks package.
+    threads : int
+        BLAS/OpenMP threads.
+    """
+
+    workdir: Path
+    python_path: Sequence[str] = ()
+    threads: int = 1
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=None)
+def available() -> str | None:
+    """None when bubblewrap can make a sandbox here; otherwise the reason it cannot."""
+    if not sys.platform.startswith("linux"):
+        return (f"bubblewrap runs on Linux only (this is {sys.platform}): grade inside a Linux "
+                "container")
+    bwrap = _bwrap()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    probe = [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+             "--die-with-parent", "--proc", "/proc", "--dev", "/dev", "true"]
+    if os.getuid() != 0:
+        probe[1:1] = ["--unshare-user"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not run: {exc}"
+    if done.returncode != 0:
+        why = (done.stderr or "").strip().splitlines()
+        return ("bubblewrap cannot create namespaces here ("
+                + (why[-1] if why else f"exit status {done.returncode}") + "); on a host that "
+                "forbids unprivileged user namespaces run the grader as root or in a container")
+    return None
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parents[2]   # .../minigrad
+
+
+def _read_only_paths(extra: Sequence[str]) -> list[str]:
+    """Folders the sandbox sees read-only: system, Python, site-packages, minigrad, extras."""
+    paths: list[str] = []
+    # not sys.path: its first entry is the folder of whatever script started the grader
+    for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *(sysconfig.get_paths().values()),
+              *site.getsitepackages(), str(_package_dir()), *extra):
+        real = os.path.realpath(p)
+        if os.path.isdir(real):
+            paths.append(real)
+    paths = sorted(set(paths), key=len)
+    kept: list[str] = []
+    for p in paths:   # a folder inside one already kept comes with it
+        if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in (*_SYSTEM, *kept)):
+            kept.append(p)
+    return kept
+
+
+def environment(spec: SandboxSpec) -> dict[str, str]:
+    """The whole environment of the sandbox: a fixed allow-list, nothing of the grader's.
+
+    The grader's own variables (tokens, passwords, paths) never reach a notebook.
+    """
+    threads = str(max(1, spec.threads))
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": "/tmp/.matplotlib", "IPYTHONDIR": "/tmp/.ipython",
+        "MINIGRAD_CHECKS_RAISE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+    }
+    if spec.python_path:
+        env["PYTHONPATH"] = os.pathsep.join(os.path.realpath(p) for p in spec.python_path)
+    return env
+
+
+def command(spec: SandboxSpec, sandboxed: bool = True) -> tuple[list[str], dict[str, str]]:
+    """The command line that runs the driver for one job, and the environment to start it with.
+
+    With ``sandboxed=False`` the driver runs as a plain child process (``--no-sandbox``): same
+    environment allow-list and limits, no namespaces and no file-system view of its own.
+    """
+    driver = [sys.executable, "-B", "-s", "-m", "minigrad.course.grading.driver"]
+    env = environment(spec)
+    if not sandboxed:
+        # without namespaces the driver must still find this minigrad
+        paths = [str(_package_dir().parent), *(os.path.realpath(p) for p in spec.python_path)]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        env["HOME"] = env["TMPDIR"] = str(spec.workdir)
+        env["MPLCONFIGDIR"] = str(spec.workdir / ".matplotlib")
+        env["IPYTHONDIR"] = str(spec.workdir / ".ipython")
+        return driver, env
+    bwrap = _bwrap() or "bwrap"
+    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
+            "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
+            "--clearenv"]
+    if os.getuid() == 0:
+        # the driver needs to change its user id, and nothing more
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        argv += ["--unshare-user"]
+    for top in _SYSTEM:
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    paths = _read_only_paths(spec.python_path)
+    made: set[str] = set()
+    for path in paths:   # the folders above each one, readable by the job's user id
+        for above in reversed(Path(path).parents[:-1]):
+            if str(above) not in made and not any(str(above) == t or str(above).startswith(
+                    t + "/") for t in _SYSTEM):
+                made.add(str(above))
+                argv += ["--perms", "0755", "--dir", str(above)]
+    for path in paths:
+        argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--bind", str(spec.workdir), "/tmp",
+             "--chdir", "/tmp"]
+    for name, value in env.items():
+        argv += ["--setenv", name, value]
+    return argv + ["--", *driver], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
+class UidPool:
+    """User ids for concurrent jobs (as root): each job runs as its own id, returned after."""
+
+    def __init__(self, first: int = FIRST_UID) -> None:
+        self._first, self._free, self._lock = first, set(), threading.Lock()
+        self._next = first
+
+    def take(self) -> int | None:
+        """A user id no running job has, or None when the grader is not root."""
+        if os.getuid() != 0:
+            return None
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+            self._next += 1
+            return self._next - 1
+
+    def give_back(self, uid: int | None) -> None:
+        """Return ``uid`` once every process of it has ended."""
+        if uid is not None:
+            with self._lock:
+                self._free.add(uid)
+
+
+def processes_of(uid: int) -> list[int]:
+    """The ids of the processes running as ``uid`` (Linux ``/proc``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
