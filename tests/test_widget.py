@@ -1,6 +1,13 @@
-"""The broadcast-and-backward widget, driven headlessly: controls in, message and picture out."""
+"""The broadcast-and-backward widget, driven headlessly: traits in, the picture's data out.
+
+The browser draws exactly what ``w.data`` holds (see minigrad.course.widgets.picture), so these
+tests check that data: the numbers against the calculus and minigrad's backward pass, which cell
+lights up which, the steps, the sentences, and the error states. tests/test_browser_widget.py
+checks that the browser shows it.
+"""
 import base64
 import json
+import math
 import re
 from pathlib import Path
 
@@ -11,18 +18,13 @@ import pytest
 import minigrad
 from minigrad.broadcast import unbroadcast
 from minigrad.course.widgets import BroadcastBackward, ShapeError, parse_shape
-from minigrad.course.widgets import scene as scene_module
-from minigrad.course.widgets.draw import format_number
+from minigrad.course.widgets import picture as picture_module
+from minigrad.course.widgets.picture import MAX_COMPUTE, format_number, parse_gradient, picture
 from minigrad.course.widgets.shapes import MAX_CELLS, PRESETS, cap_shapes
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "interactives" / "broadcast_and_backward.ipynb"
+WIDGETS = Path(minigrad.__file__).parent / "course" / "widgets"
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def text(widget):
-    """The message as plain text (tags dropped, entities kept simple)."""
-    plain = re.sub(r"<[^>]+>", " ", widget.message.value).replace("&#x27;", "'")
-    return re.sub(r"[ \t]+", " ", plain)
 
 
 @pytest.fixture
@@ -30,79 +32,72 @@ def w():
     return BroadcastBackward(shape_a="3,1", shape_b="1,4", op="+")
 
 
-def test_starts_with_a_forward_picture(w):
-    assert w.view == "forward" and w.error is None
-    assert w.result_shape == (3, 4)
-    assert bytes(w.image.value).startswith(PNG)
-    assert w.image.width == str(int.from_bytes(bytes(w.image.value)[16:20], "big"))
-    assert "result (3, 4)" in text(w)
-    assert "A (3, 1) is stretched along axis 1 (1 → 4)" in text(w)
-    assert "B (1, 4) is stretched along axis 0 (1 → 3)" in text(w)
+def grids(data, view="forward"):
+    """Grid id -> grid, for one view of a picture."""
+    return {item["id"]: item for row in data["views"][view]["rows"] for item in row
+            if item["kind"] == "grid"}
 
 
-def test_typing_a_shape_redraws(w):
-    before_image, before_message = w.image.value, w.message.value
-    w.shape_a_box.value = "(2, 3, 1)"
-    assert w.result_shape == (2, 3, 4)
-    assert w.image.value != before_image and bytes(w.image.value).startswith(PNG)
-    assert w.message.value != before_message and "result (2, 3, 4)" in text(w)
-    assert "gets new leading axis 0" in text(w)  # B (1, 4) gains an axis
+def values(grid):
+    """A grid's drawn numbers as floats, in its shown shape ('−' read as '-')."""
+    nums = [float(sum(map(float, [eval(c["v"].replace("−", "-"))]))) for c in grid["cells"]]
+    return np.array(nums).reshape(grid["shape"])
 
 
-def test_operator_changes_the_picture_and_the_values(w):
-    images = {w.image.value}
-    for op in ["-", "*", "/"]:
-        w.op_buttons.value = op
-        images.add(w.image.value)
-        s = w.scene
-        expected = {"-": s.a - s.b, "*": s.a * s.b, "/": s.a / s.b}[op]
-        np.testing.assert_allclose(s.out, expected)
-    assert len(images) == 4
+def notes(data, view="forward"):
+    return " ".join(data["views"][view]["notes"])
 
 
-def test_values_are_small_seeded_nonzero_integers():
-    one, two = BroadcastBackward("4,5", "5", seed=3), BroadcastBackward("4,5", "5", seed=3)
-    a = one.scene.a
-    assert np.array_equal(a, two.scene.a) and np.array_equal(one.image.value, two.image.value)
-    assert np.all(a == np.round(a)) and a.min() >= 1 and a.max() <= 5
-    assert not np.array_equal(a, BroadcastBackward("4,5", "5", seed=4).scene.a)
-    # A's values do not change when only B's shape does
-    other = BroadcastBackward("4,5", "4,1", seed=3)
-    assert np.array_equal(other.scene.a, a)
+def index_of(grid, k):
+    return np.unravel_index(k, grid["shape"]) if grid["shape"] else ()
 
 
-def test_send_back_ones_toggles_the_backward_picture(w):
-    forward = w.image.value
-    w.backward_button.click()
-    assert w.view == "backward" and w.image.value != forward
-    assert w.backward_button.description == "Show forward pass"
-    assert "A.grad has A's shape (3, 1)" in text(w)
-    assert "the 4 result cells that read it" in text(w)
-    assert "sums over axis 1" in text(w) and "sums over axis 0" in text(w)
-    # a gradient of ones on a sum: A.grad counts the copies of each A cell
-    np.testing.assert_array_equal(w.scene.grad_a, np.full((3, 1), 4.0))
-    np.testing.assert_array_equal(w.scene.grad_b, np.full((1, 4), 3.0))
-    w.shape_b_box.value = "3,4"  # stays in the backward view while shapes change
-    assert w.view == "backward" and "nothing to add up" in text(w)
-    w.backward_button.click()
-    assert w.view == "forward" and w.backward_button.description == "Send back ones"
+# --- the widget's state ---------------------------------------------------------------------
+
+
+def test_starts_with_both_views_computed(w):
+    assert w.view == "forward" and w.error is None and w.result_shape == (3, 4)
+    assert set(w.data["views"]) == {"forward", "backward"} and w.data["error"] == ""
+    assert w.revision >= 1
+    assert "A (3, 1) + B (1, 4) → result (3, 4)." in notes(w.data)
+    assert "A (3, 1) is stretched along axis 1 (1 → 4)" in notes(w.data)
+    json.dumps(w.data)  # plain data: it goes to the browser as JSON
+
+
+def test_changing_a_trait_recomputes(w):
+    revision = w.revision
+    w.shape_a = "(2, 3, 1)"
+    assert w.result_shape == (2, 3, 4) and w.revision == revision + 1
+    assert "gets new leading axis 0" in notes(w.data)  # B (1, 4) gains an axis
+    w.op = "*"
+    assert grids(w.data)["C"]["title"] == "C = A × B (2, 3, 4)"
+
+
+def test_the_view_switches_without_recomputing(w):
+    revision = w.revision
+    w.send_back()
+    assert w.view == "backward" and w.revision == revision
+    w.show_forward()
+    assert w.view == "forward"
 
 
 @pytest.mark.parametrize("shape_a, shape_b", [("3,1", "1,4"), ("2,1,3", "4,1"), ("()", "2,3"),
                                               ("2,1,3,1", "2,1,2")])
-@pytest.mark.parametrize("op", ["*", "/"])
-def test_backward_numbers_for_mul_and_div(shape_a, shape_b, op):
-    w = BroadcastBackward(shape_a, shape_b, op)
-    w.send_back()
-    s = w.scene
-    a, b = np.broadcast_to(s.a, s.out.shape), np.broadcast_to(s.b, s.out.shape)
-    # what each result cell sends back, from the calculus (an oracle independent of the engine)
-    da, db = (b, a) if op == "*" else (1 / b, -a / b**2)
-    np.testing.assert_allclose(s.sent_a, da)
-    np.testing.assert_allclose(s.sent_b, db)
-    np.testing.assert_allclose(s.grad_a, unbroadcast(da, s.a.shape))
-    np.testing.assert_allclose(s.grad_b, unbroadcast(db, s.b.shape))
-    assert s.grad_a.shape == s.a.shape and s.grad_b.shape == s.b.shape
+@pytest.mark.parametrize("op", ["+", "-", "*", "/"])
+def test_numbers_match_the_calculus(shape_a, shape_b, op):
+    data = picture(parse_shape(shape_a), parse_shape(shape_b), op, "random", seed=1)
+    f, b_ = grids(data), grids(data, "backward")
+    a, b, g = values(f["A"]), values(f["B"]), values(b_["g"])
+    out = values(f["C"])
+    A, B = np.broadcast_to(a, out.shape), np.broadcast_to(b, out.shape)
+    np.testing.assert_allclose(out, {"+": A + B, "-": A - B, "*": A * B, "/": A / B}[op])
+    # what each cell sends back, from the rules (an oracle independent of the engine)
+    da, db = {"+": (g, g), "-": (g, -g), "*": (g * B, g * A), "/": (g / B, -g * A / B**2)}[op]
+    np.testing.assert_allclose(values(b_["to A"]), da, atol=1e-3)
+    np.testing.assert_allclose(values(b_["to B"]), db, atol=1e-3)
+    np.testing.assert_allclose(values(b_["A.grad"]), unbroadcast(da, a.shape), atol=1e-3)
+    np.testing.assert_allclose(values(b_["B.grad"]), unbroadcast(db, b.shape), atol=1e-3)
+    assert set(np.unique(g)) <= {-3, -2, -1, 1, 2, 3} and len(np.unique(g)) > 1
 
 
 def test_the_numbers_come_from_the_engines_backward(monkeypatch):
@@ -112,11 +107,200 @@ def test_the_numbers_come_from_the_engines_backward(monkeypatch):
                            lambda g, xd, yd: (unbroadcast(2 * g * yd, xd.shape),
                                               unbroadcast(2 * g * xd, yd.shape)),
                            saved=(x.data, y.data), name="mul")
-    honest = BroadcastBackward("3,1", "1,4", "*").scene
-    monkeypatch.setitem(scene_module._OPS, "*", doubled_mul)
-    doubled = BroadcastBackward("3,1", "1,4", "*").scene
-    np.testing.assert_array_equal(doubled.grad_a, 2 * honest.grad_a)
-    np.testing.assert_array_equal(doubled.sent_b, 2 * honest.sent_b)
+    honest = grids(picture((3, 1), (1, 4), "*"), "backward")
+    monkeypatch.setitem(picture_module._OPS, "*", doubled_mul)
+    doubled = grids(picture((3, 1), (1, 4), "*"), "backward")
+    np.testing.assert_array_equal(values(doubled["A.grad"]), 2 * values(honest["A.grad"]))
+    np.testing.assert_array_equal(values(doubled["to B"]), 2 * values(honest["to B"]))
+
+
+# --- pointing at cells ----------------------------------------------------------------------
+
+
+def lit(grid, k):
+    return {(gid, n) for gid, n in grid["cells"][k]["lit"]}
+
+
+def test_a_result_cell_lights_the_cells_it_read():
+    g = grids(picture((3, 1), (1, 4), "+"))
+    k = 6  # C[1, 2]
+    assert lit(g["C"], k) == {("A", 1), ("B", 2), ("A→", 6), ("B→", 6)}
+    a, b = int(values(g["A"])[1, 0]), int(values(g["B"])[0, 2])  # seeded: 4 and 5
+    assert g["C"]["cells"][k]["info"] == f"C[1, 2] = A[1, 0] + B[0, 2] = {a} + {b} = {a + b}"
+    assert g["A"]["cells"][1]["info"].startswith(f"A[1, 0] = {a} is read by 4 result cells")
+    assert lit(g["A"], 1) == {(gid, n) for gid in ("A→", "C") for n in (4, 5, 6, 7)}
+    assert [g["A→"]["cells"][n]["copy"] for n in (4, 5, 6, 7)] == [False, True, True, True]
+
+
+def test_a_grad_cell_lights_what_it_sums_and_writes_the_sum():
+    b = grids(picture((3, 1), (1, 4), "+"), "backward")
+    assert b["A.grad"]["cells"][1]["info"] == "A.grad[1, 0] = 1 + 1 + 1 + 1 = 4"
+    assert {n for gid, n in lit(b["A.grad"], 1) if gid == "to A"} == {4, 5, 6, 7}
+    assert {n for gid, n in lit(b["B.grad"], 2) if gid == "to B"} == {2, 6, 10}
+
+
+def test_times_and_divide_show_the_rule_with_numbers():
+    b = grids(picture((3, 1), (1, 4), "/", "random", seed=2), "backward")
+    a, bb, g = values(b["A"]), values(b["B"]), values(b["g"])
+    cell = b["to B"]["cells"][5]  # C[1, 1] sends back to B[0, 1]
+    want = (f"g × (−a/b²) = {_p(g[1, 1])} × (−{_p(a[1, 0])}/{_p(bb[0, 1])}²) = "
+            f"{format_number(-g[1, 1] * a[1, 0] / bb[0, 1] ** 2)}")
+    assert cell["info"] == ("C[1, 1] sends back to B[0, 1]: ∂(a ÷ b)/∂b = −a/b², so " + want)
+    assert lit(b["to B"], 5) >= {("A", 1), ("B", 1), ("g", 5), ("B.grad", 1)}
+    assert "values of A and B" in notes({"views": {"backward": {"notes": [
+        n for n in picture((3, 1), (1, 4), "*")["views"]["backward"]["notes"]]}}}, "backward")
+
+
+def _p(x):
+    text = format_number(x)
+    return f"({text})" if text.startswith("−") or "/" in text else text
+
+
+@pytest.mark.parametrize("shape_a, shape_b, op", [("3,1", "1,4", "+"), ("2,3,1", "3,4", "*"),
+                                                  ("2,3", "3,4", "@"), ("2,1,3,1", "2,1,2", "/")])
+def test_every_cell_has_a_name_of_its_own(shape_a, shape_b, op):
+    data = picture(parse_shape(shape_a), parse_shape(shape_b), op)
+    for view in ("forward", "backward"):
+        names = [c["name"] for g in grids(data, view).values() for c in g["cells"]]
+        assert len(names) == len(set(names)), "two cells look alike"
+        for g in grids(data, view).values():  # every link points at a real cell
+            for c in g["cells"]:
+                for gid, k in c["lit"]:
+                    assert 0 <= k < len(grids(data, view)[gid]["cells"])
+
+
+# --- stepping -------------------------------------------------------------------------------
+
+
+def test_steps_add_one_copy_at_a_time_up_to_the_engines_sum():
+    b = picture((2, 3, 1), (3, 4), "*", "random", seed=3)["views"]["backward"]
+    g = grids({"views": {"backward": b}}, "backward")
+    steps = b["steps"]
+    # result (2, 3, 4): A's cells each receive 4 copies, B's 2; one frame more for the zeros
+    assert len(steps) == 4 + 1
+    first, last = steps[0], steps[-1]
+    assert set(first["set"]["A.grad"].values()) == {"0"}
+    assert [last["set"]["A.grad"][k] for k in range(6)] == [c["v"] for c in g["A.grad"]["cells"]]
+    assert [last["set"]["B.grad"][k] for k in range(12)] == [c["v"] for c in g["B.grad"]["cells"]]
+    assert steps[1]["text"].startswith("Step 1 of 4")
+    assert steps[2]["set"]["B.grad"] == steps[4]["set"]["B.grad"]  # B's sums end at step 2
+    assert " + −" not in steps[4]["text"]  # negative terms are bracketed
+    # step 2 lights copy 2 of A.grad[0, 0, 0]: result cell [0, 0, 1]
+    assert ["to A", 1] in steps[2]["lit"] and ["A.grad", 0] in steps[2]["lit"]
+
+
+def test_forward_steps_walk_the_result_cells():
+    steps = picture((3, 1), (1, 4), "-")["views"]["forward"]["steps"]
+    assert len(steps) == 12 and steps[0]["text"].startswith("Cell 1 of 12: C[0, 0] = A[0, 0] − B")
+    assert ["C", 11] in steps[11]["lit"] and ["A", 2] in steps[11]["lit"]
+
+
+# --- the gradient sent back -------------------------------------------------------------------
+
+
+def test_typed_gradient_is_used(w):
+    w.upstream, w.typed = "typed", "1, 2, 3, 4, 0, 0, 0, 0, -1, 1/2, 0, 0"
+    b = grids(w.data, "backward")
+    assert w.error is None
+    np.testing.assert_allclose(values(b["A.grad"]).ravel(), [10, 0, -0.5])
+    assert b["A.grad"]["cells"][0]["info"] == "A.grad[0, 0] = 1 + 2 + 3 + 4 = 10"
+    assert b["A.grad"]["cells"][2]["info"] == "A.grad[2, 0] = (−1) + 1/2 + 0 + 0 = −1/2"
+    w.typed = "2"  # one number for every cell
+    np.testing.assert_allclose(values(grids(w.data, "backward")["B.grad"]), [[6, 6, 6, 6]])
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("1, 2", "needs 12 numbers (or one for every cell); 2 were typed"),
+    ("1, x", "'x' is not a number"),
+    ("١", "a digit that is not 0-9"),
+    ("", "Type the gradient"),
+])
+def test_a_bad_typed_gradient_is_an_error_state(w, typed, expected):
+    w.upstream, w.typed = "typed", typed
+    assert expected in w.error and w.data["error"] == w.error and w.data["views"]
+
+
+def test_typing_is_refused_for_results_too_big_to_draw(w):
+    w.shape_a = "100,1"
+    w.upstream, w.typed = "typed", "1"
+    assert "works for results of up to" in w.error and "(100, 4)" in w.error
+
+
+def test_parse_gradient():
+    assert parse_gradient("[1 2; 3]".replace(";", ","), 3, (3,)).tolist() == [1, 2, 3]
+    with pytest.raises(ShapeError, match="needs 4 numbers"):
+        parse_gradient("1 2 3", 4, (2, 2))
+
+
+# --- honest at every size ---------------------------------------------------------------------
+
+
+def test_big_shapes_keep_their_real_shapes_and_counts(w):
+    w.shape_a = "100000,1"
+    assert w.result_shape == (100000, 4) and w.data["computed_at"] == "real"
+    f, b = grids(w.data), grids(w.data, "backward")
+    assert f["C"]["shape"] == [8, 4] and f["C"]["real"] == [100000, 4]
+    assert f["A"]["cut"] == "showing 8 of 100000 rows" and f["B"]["cut"] == ""
+    text = notes(w.data, "backward")
+    assert "A.grad has A's shape (100000, 1)" in text
+    assert "each cell adds up what the 100000 result cells that read it sent back" in text
+    assert "the picture draws 8 of them" in text
+    assert "run at the real shapes (400000 elements)" in text
+    # B.grad is the engine's sum over all 100000 rows, not over the 8 drawn
+    assert [c["v"] for c in b["B.grad"]["cells"]] == ["100000"] * 4
+    assert b["B.grad"]["cells"][0]["info"].endswith("+ … (100000 terms, 8 drawn) = 100000")
+    assert "(100000, 1)" in w.data["views"]["forward"]["alt"]
+
+
+def test_past_the_limit_the_engine_runs_on_the_drawn_cells_and_says_so():
+    data = picture((10**6, 1), (1, 1000), "+")
+    assert 10**9 > MAX_COMPUTE and data["computed_at"] == "shown"
+    text = notes(data, "backward")
+    assert "more than the 1000000 this widget computes" in text
+    assert "each cell adds up what the 1000000 result cells" in text
+    assert "showing 8 of 1000000 rows, 8 of 1000 columns" in notes(data)
+    assert {c["v"] for c in grids(data, "backward")["B.grad"]["cells"]} == {"8"}
+
+
+def test_shapes_too_big_to_draw_are_cut_in_the_picture_only():
+    a, b, r = cap_shapes((1000, 1), (1, 3), (1000, 3))
+    assert (a, b, r) == ((8, 1), (1, 3), (8, 3)) and np.broadcast_shapes(a, b) == r
+    assert cap_shapes((3, 1), (1, 4), (3, 4)) == ((3, 1), (1, 4), (3, 4))
+    data = picture((9, 9, 9, 9), (9,), "+")
+    assert len(grids(data)["C"]["cells"]) <= MAX_CELLS
+
+
+# --- the matrix-product mode ------------------------------------------------------------------
+
+
+def test_matmul_reads_rows_and_columns_and_the_engines_gradients():
+    data = picture((2, 3), (3, 4), "@", "random", seed=5)
+    f, b = grids(data), grids(data, "backward")
+    a, bb, g = values(f["A"]), values(f["B"]), values(b["dC"])
+    np.testing.assert_allclose(values(f["C"]), a @ bb)
+    np.testing.assert_allclose(values(b["A.grad"]), g @ bb.T)
+    np.testing.assert_allclose(values(b["B.grad"]), a.T @ g)
+    assert lit(f["C"], 6) == {("A", 3), ("A", 4), ("A", 5), ("B", 2), ("B", 6), ("B", 10)}
+    assert f["C"]["cells"][6]["info"].startswith("C[1, 2] = row 1 of A · column 2 of B = ")
+    assert lit(b["A.grad"], 4) == {("dC", 4), ("dC", 5), ("dC", 6), ("dC", 7),
+                                   ("B.T", 1), ("B.T", 4), ("B.T", 7), ("B.T", 10)}
+    assert "dC @ B.T is (2, 4) @ (4, 3) → (2, 3)" in notes(data, "backward")
+    assert "A.T @ dC is (3, 2) @ (2, 4) → (3, 4)" in notes(data, "backward")
+    last = data["views"]["backward"]["steps"][-1]
+    assert [last["set"]["A.grad"][k] for k in range(6)] == [c["v"] for c in b["A.grad"]["cells"]]
+
+
+@pytest.mark.parametrize("shape_a, shape_b, expected", [
+    ("2,3", "4,2", "A has 3 columns but B has 4 rows"),
+    ("3", "3,2", "takes two 2-D shapes"),
+])
+def test_matmul_errors(w, shape_a, shape_b, expected):
+    w.op = "@"
+    w.shape_a, w.shape_b = shape_a, shape_b
+    assert expected in w.error
+
+
+# --- errors -------------------------------------------------------------------------------
 
 
 BAD = [
@@ -127,95 +311,99 @@ BAD = [
     ("", "1,4", "Type a shape for A"),
     ("3,1", "3,,1", "empty size"),
     ("3.5", "1", "'3.5' is not a whole number"),
+    ("(3,1", "1,4", "opens a bracket '(' but does not close it: type (3,1)"),
+    ("3,1]", "1,4", "closes a bracket ']' that was never opened"),
+    ("٣,1", "1,4", "contains '٣' (arabic-indic digit three)"),
+    ("3,１", "1,4", "fullwidth digit one"),
     ("2,3", "2", "do not broadcast"),
     ("2,3,5", "4,1,3", "axis -3 (axis 0 of A, axis 0 of B) has size 2 in A and 4 in B"),
 ]
 
 
 @pytest.mark.parametrize("shape_a, shape_b, expected", BAD)
-def test_bad_input_gives_a_message_not_a_traceback(w, shape_a, shape_b, expected):
-    old_image = w.image.value
-    w.shape_a_box.value, w.shape_b_box.value = shape_a, shape_b  # must not raise
-    assert expected in text(w)
-    assert "No new picture" in text(w) and "last one that worked" in text(w)
-    assert "Traceback" not in w.message.value and "Something went wrong" not in text(w)
-    assert w.result_shape is None and w.scene is None and w.error
-    assert w.image.value == old_image
-    w.send_back()  # the button does not raise either
-    assert w.result_shape is None and expected in text(w)
+def test_bad_input_keeps_the_last_picture_marked_stale(w, shape_a, shape_b, expected):
+    good = w.data["views"]
+    w.shape_a, w.shape_b = shape_a, shape_b  # must not raise
+    assert expected in w.error and w.data["error"] == w.error
+    assert "Something went wrong" not in w.error
+    assert w.result_shape is None
+    assert w.data["views"] == good  # the browser greys this out and disables the button
 
 
 def test_bad_shapes_at_construction_give_a_message_and_no_picture():
     w = BroadcastBackward(shape_a="3,x", shape_b="4")
-    assert "'x' is not a whole number" in text(w) and "last one that worked" not in text(w)
-    assert w.result_shape is None and bytes(w.image.value) == b""
-    w.shape_a_box.value = "3,1"
-    assert w.result_shape == (3, 4) and bytes(w.image.value).startswith(PNG)
+    assert "'x' is not a whole number" in w.error and w.data["views"] == {}
+    assert w.png() == b""
+    w.shape_a = "3,1"
+    assert w.result_shape == (3, 4) and w.error is None
 
 
-def test_incompatible_shapes_explain_numpys_rule(w):
-    w.shape_a_box.value, w.shape_b_box.value = "2,3", "4"
-    message = text(w)
-    assert "NumPy's rule" in message and "equal, or one of them must be 1" in message
-    assert re.search(r"A:\s+2\s+3\s+B:\s+4\s+✓\s+✗", message)  # aligned at the right end
+def test_incompatible_shapes_are_lined_up(w):
+    w.shape_a, w.shape_b = "2,3", "4"
+    assert "NumPy's rule" in w.error and "equal, or one of them must be 1" in w.error
+    assert re.search(r"A:\s+2\s+3\s+B:\s+4\s+✓\s+✗", w.data["error_detail"])
 
 
 def test_recovers_after_bad_input(w):
-    w.shape_a_box.value = "3,x"
-    w.shape_a_box.value = "5,1"
-    assert w.error is None and w.result_shape == (5, 4) and "No new picture" not in text(w)
-
-
-def test_large_shapes_are_capped_with_a_message(w):
-    w.shape_a_box.value, w.shape_b_box.value = "1000", "1000,1"
-    assert w.result_shape == (1000, 1000)
-    assert w.scene.plan.shape == (8, 8) and w.scene.plan.shape_b == (8, 1)
-    assert "too big to draw in full" in text(w)
-    w.shape_a_box.value, w.shape_b_box.value = "9,9,9,9", "9"
-    assert w.scene.out.size <= MAX_CELLS and "too big" in text(w)
+    w.shape_a = "3,x"
+    w.shape_a = "5,1"
+    assert w.error is None and w.result_shape == (5, 4) and w.data["error"] == ""
 
 
 def test_every_preset_draws_or_explains(w):
-    for label, shape_a, shape_b in PRESETS:
-        w.presets.value = (shape_a, shape_b)
-        assert (w.shape_a_box.value, w.shape_b_box.value) == (shape_a, shape_b)
-        assert "Something went wrong" not in text(w)
+    for label, shape_a, shape_b, op in w.presets:
+        w.op, w.shape_a, w.shape_b = op, shape_a, shape_b
+        assert w.error is None or "Something went wrong" not in w.error
         if "do not broadcast" in label:
-            assert "do not broadcast" in text(w)
+            assert "do not broadcast" in w.error
         else:
-            assert w.error is None and w.result_shape == np.broadcast_shapes(
-                parse_shape(shape_a), parse_shape(shape_b))
-    w.shape_a_box.value = "7"  # typing by hand leaves the preset
-    assert w.presets.value == ""
+            assert w.error is None, (label, w.error)
+    assert len(w.presets) == len(PRESETS) + 3
 
 
 def test_an_internal_error_is_a_message_too(w, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
-    monkeypatch.setattr("minigrad.course.widgets.widget.make_scene", broken)
-    w.shape_a_box.value = "2,1"  # must not raise
-    assert "Something went wrong" in text(w) and "RuntimeError: boom" in text(w)
-
-
-def test_no_pyplot_figures_are_left_open(w):
-    before = plt.get_fignums()
-    for shape in ["2,1", "2,3,1"]:
-        w.shape_a_box.value = shape
-        w.send_back()
-        w.show_forward()
-    assert plt.get_fignums() == before
-
-
-def test_static_viewers_get_the_picture_and_a_short_line(w):
-    data = w._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in data
-    assert data["text/plain"] == "BroadcastBackward(shape_a='3,1', shape_b='1,4', op='+')"
-    assert base64.b64decode(data["image/png"]) == bytes(w.image.value)
+    monkeypatch.setattr("minigrad.course.widgets.widget.picture", broken)
+    w.shape_a = "2,1"  # must not raise
+    assert "Something went wrong" in w.error and "RuntimeError: boom" in w.error
 
 
 def test_unknown_operator_is_refused():
     with pytest.raises(ValueError, match="op must be one of"):
         BroadcastBackward(op="%")
+    with pytest.raises(ValueError, match="upstream must be one of"):
+        BroadcastBackward(upstream="twos")
+
+
+# --- places with no JavaScript, and readability ---------------------------------------------
+
+
+def test_static_viewers_get_a_png_and_a_text_description(w):
+    data = w._repr_mimebundle_()
+    bundle = data[0] if isinstance(data, tuple) else data
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"].startswith(
+        "BroadcastBackward(shape_a='3,1', shape_b='1,4', op='+')\nA (3, 1) + B (1, 4) → (3, 4).")
+    assert base64.b64decode(bundle["image/png"]).startswith(PNG)
+    w.op, w.shape_b = "@", "1,4"
+    assert w.png().startswith(PNG)
+
+
+def test_no_pyplot_figures_are_left_open(w):
+    before = plt.get_fignums()
+    for view in ("forward", "backward"):
+        w.view = view
+        w.png()
+    assert plt.get_fignums() == before
+
+
+def test_stylesheet_text_is_at_least_12px():
+    css = (WIDGETS / "broadcast_backward.css").read_text()
+    sizes = [int(n) for n in re.findall(r"font-size:\s*(\d+)px", css)]
+    assert sizes and min(sizes) >= 12
+    js = (WIDGETS / "broadcast_backward.js").read_text()
+    assert "export default" in js and "import " not in js  # one module, nothing to build
 
 
 @pytest.mark.parametrize("typed, shape", [("3,1", (3, 1)), ("(2, 3, 1)", (2, 3, 1)), ("4", (4,)),
@@ -225,19 +413,14 @@ def test_parse_shape_accepts_the_usual_spellings(typed, shape):
     assert parse_shape(typed) == shape
 
 
-@pytest.mark.parametrize("typed", ["3,x", ",", "(,)", "0", "-2", "1,1,1,1,1", "(3", "1e3", ""])
+@pytest.mark.parametrize("typed", ["3,x", ",", "(,)", "0", "-2", "1,1,1,1,1", "(3", "1e3", "",
+                                   "((3))", "[3)", "٣"])
 def test_parse_shape_refuses_with_a_shape_error(typed):
     with pytest.raises(ShapeError):
         parse_shape(typed)
 
 
-def test_cap_keeps_broadcasting_the_same():
-    a, b, r = cap_shapes((1000, 1), (1, 3), (1000, 3))
-    assert (a, b, r) == ((8, 1), (1, 3), (8, 3)) and np.broadcast_shapes(a, b) == r
-    assert cap_shapes((3, 1), (1, 4), (3, 4)) == ((3, 1), (1, 4), (3, 4))
-
-
-@pytest.mark.parametrize("x, shown", [(4.0, "4"), (-0.0, "0"), (-0.25, "-1/4"), (16 / 15, "16/15"),
+@pytest.mark.parametrize("x, shown", [(4.0, "4"), (-0.0, "0"), (-0.25, "−1/4"), (16 / 15, "16/15"),
                                       (np.pi, "3.14")])
 def test_numbers_are_shown_readably(x, shown):
     assert format_number(x) == shown

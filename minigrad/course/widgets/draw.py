@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import textwrap
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Iterable
 
 import numpy as np
@@ -26,14 +25,15 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from .picture import _operands, format_number
 from .scene import Scene
 
-__all__ = ["render_forward", "render_backward", "format_number", "SYMBOLS"]
+__all__ = ["render_forward", "render_backward", "render_matmul", "format_number", "SYMBOLS"]
 
 Index = tuple[int, ...]
 
 # How the four operators are written in the picture.
-SYMBOLS = {"+": "+", "-": "−", "*": "×", "/": "÷"}
+SYMBOLS = {"+": "+", "-": "−", "*": "×", "/": "÷", "@": "@"}
 
 # Light colours, one per input cell (repeating): the same colour marks one input cell
 # wherever it was copied to, and the result cells whose gradients add up into it.
@@ -57,21 +57,6 @@ CHAR_W = 0.6
 INCH_PER_CELL = 0.42   # cell size on the page, shrunk when the picture would be too wide
 MAX_WIDTH_IN = 12.0
 DPI = 100
-
-
-def format_number(x: float) -> str:
-    """A number as a reader wants it: ``3``, ``-1/4``, ``16/15``; decimals only as a last resort.
-
-    >>> format_number(4.0), format_number(-0.25), format_number(1.0666666666666667)
-    ('4', '-1/4', '16/15')
-    """
-    x = float(x)
-    if abs(x - round(x)) < 1e-9:
-        return str(int(round(x)))
-    q = Fraction(x).limit_denominator(1000)
-    if abs(float(q) - x) < 1e-9:
-        return f"{q.numerator}/{q.denominator}"
-    return f"{x:.3g}"
 
 
 def _colour(index: Index, shape: tuple[int, ...]) -> str:
@@ -325,3 +310,32 @@ def render_backward(scene: Scene) -> bytes:
               "colour); each cell of A.grad and B.grad is the sum of what its colour sent. "
               "All numbers come from minigrad's backward pass."] + _slices_note(scene)
     return _render(f"Backward: ones sent back through A {op} B", rows, footer)
+
+
+def render_matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], seed: int = 0) -> bytes:
+    """The matrix-product picture, ``A @ B = C``, with at most 8 rows and columns of each drawn.
+
+    The values are the widget's (:func:`minigrad.course.widgets.picture._operands`); the product
+    is NumPy's, for this still picture only.
+    """
+    a, b = _operands(shape_a, shape_b, seed, "@")
+    (n, k), m = shape_a, shape_b[1]
+    sn, sk, sm = min(n, 8), min(k, 8), min(m, 8)
+    c = a @ b
+    grids = [Grid((sn, sk), f"A {shape_a}", "row i of A ...",
+                  text={i: format_number(a[i]) for i in np.ndindex(sn, sk)}, face=_tone((sn, sk), PALETTE[0])),
+             Symbol("@"),
+             Grid((sk, sm), f"B {shape_b}", "... times column j of B",
+                  text={i: format_number(b[i]) for i in np.ndindex(sk, sm)}, face=_tone((sk, sm), PALETTE[1])),
+             Symbol("="),
+             Grid((sn, sm), f"C {(n, m)}", "is C[i, j]",
+                  text={i: format_number(c[i]) for i in np.ndindex(sn, sm)})]
+    footer = ["Each cell of C adds the products of a row of A and a column of B. Backward: "
+              "A.grad = dC @ B.T and B.grad = A.T @ dC, the only products with A's and B's shapes."]
+    if (sn, sk, sm) != (n, k, m):
+        footer.append(f"Only the first {sn} x {sk}, {sk} x {sm} and {sn} x {sm} cells are drawn.")
+    return _render(f"Matrix product: A {shape_a} @ B {shape_b}", [grids], footer)
+
+
+def _tone(shape: tuple[int, ...], colour: str) -> dict[Index, str]:
+    return {i: colour for i in np.ndindex(*shape)}

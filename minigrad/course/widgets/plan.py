@@ -204,7 +204,8 @@ def _operator(op: str) -> str:
     return OPERATORS[op]
 
 
-def plan(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str = "+") -> BroadcastPlan:
+def plan(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str = "+",
+         cells: bool = True) -> BroadcastPlan:
     """Work out, cell by cell, how NumPy broadcasts ``A op B``.
 
     Parameters
@@ -214,6 +215,10 @@ def plan(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str = "+") -> B
     op : str
         ``"+"``, ``"-"``, ``"*"`` or ``"/"`` (or ``"add"``, ``"sub"``, ``"mul"``, ``"div"``).
         Broadcasting is the same for all four; the plan records it for the picture.
+    cells : bool
+        ``False`` skips listing the cells: ``source_a`` and ``source_b`` stay empty and only the
+        shapes and axes are worked out, which is cheap at any size (``describe``,
+        ``summed_axes`` and ``copied_axes`` still work; ``readers`` does not).
 
     Returns
     -------
@@ -245,7 +250,7 @@ def plan(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str = "+") -> B
         added = tuple(range(lead))
         stretched = tuple(lead + i for i, n in enumerate(own) if n == 1 and shape[lead + i] != 1)
         source = {}
-        for r in itertools.product(*(range(n) for n in shape)):
+        for r in itertools.product(*(range(n) for n in shape)) if cells else ():
             # drop the added axes; read index 0 on the input's size-1 axes
             source[r] = tuple(0 if n == 1 else r[lead + i] for i, n in enumerate(own))
         return source, added, stretched

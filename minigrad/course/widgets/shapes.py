@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 __all__ = ["ShapeError", "parse_shape", "cap_shapes", "MAX_DIMS", "MAX_SIDE", "MAX_CELLS",
            "PRESETS"]
@@ -66,6 +67,7 @@ def parse_shape(text: str, name: str = "A") -> tuple[int, ...]:
     if not raw:
         raise ShapeError(f"Type a shape for {name}, such as 3,1 or (2, 3, 1); () is a single "
                          "number.")
+    _check_characters(text, raw, name)
     inner = raw
     bracketed = len(inner) >= 2 and (inner[0], inner[-1]) in (("(", ")"), ("[", "]"))
     if bracketed:
@@ -99,6 +101,33 @@ def parse_shape(text: str, name: str = "A") -> tuple[int, ...]:
         raise ShapeError(f"{name}: '{text}' has {len(sizes)} axes; this picture draws at most "
                          f"{MAX_DIMS}. Drop some axes (or make them part of a smaller example).")
     return tuple(sizes)
+
+
+_PAIRS = {"(": ")", "[": "]"}
+
+
+def _check_characters(text: str, raw: str, name: str) -> None:
+    """Refuse, with a precise message, digits that are not 0-9 and brackets that do not pair."""
+    for ch in raw:
+        if ch.isdigit() and ch not in "0123456789":
+            what = unicodedata.name(ch, "a digit that is not 0-9").lower()
+            raise ShapeError(f"{name}: '{text}' contains '{ch}' ({what}). Python reads only the "
+                             "ASCII digits 0-9 as sizes: type the shape with those, such as 3,1.")
+    opens = [ch for ch in raw if ch in "(["]
+    closes = [ch for ch in raw if ch in ")]"]
+    if not opens and not closes:
+        return
+    first, last = raw[0], raw[-1]
+    if len(opens) == 1 and not closes and first in _PAIRS:
+        raise ShapeError(f"{name}: '{text}' opens a bracket '{first}' but does not close it: "
+                         f"type {raw}{_PAIRS[first]} or leave both brackets out ({raw[1:]}).")
+    if len(closes) == 1 and not opens and last in _PAIRS.values():
+        opener = "(" if last == ")" else "["
+        raise ShapeError(f"{name}: '{text}' closes a bracket '{last}' that was never opened: "
+                         f"type {opener}{raw} or leave both brackets out ({raw[:-1]}).")
+    if not (len(opens) == len(closes) == 1 and _PAIRS.get(first) == last):
+        raise ShapeError(f"{name}: '{text}' has brackets that do not pair up. A shape has at "
+                         "most one pair around all its sizes, such as (2, 3, 1) or [2, 3].")
 
 
 def cap_shapes(shape_a: tuple[int, ...], shape_b: tuple[int, ...],
