@@ -146,28 +146,28 @@ class Optimizer:
     def _fused_step(self, grads: list[Array | None]) -> list[int]:
         """Update each flat group with one application of ``_update``; return the indices of
         the parameters left for the per-parameter loop."""
-        rest = list(self._ungrouped)
-        for group in list(self._groups):
-            if not group.adopt(self.params):  # an array of another shape, dtype or device
-                self._groups.remove(group)
-                self._ungrouped += group.indices
-                rest += group.indices
+        rest = self._ungrouped
+        for group in self._groups:
+            ready = group.gather(self.params, grads)
+            if ready is None:  # an array of another shape, dtype or device: no more fusing
+                self._groups = [other for other in self._groups if other is not group]
+                self._ungrouped = self._ungrouped + group.indices
+            if not ready or not self._in_sync(group):
+                rest = rest + group.indices  # some parameters skip this step: one at a time
                 continue
-            group_grads = [grads[i] for i in group.indices]
-            if any(g is None for g in group_grads) or not self._in_sync(group):
-                rest += group.indices  # some parameters skip this step: one at a time
-                continue
-            for g, view in zip(group_grads, group.grad_views):
-                if g is not view:  # set by hand, or accumulated elsewhere: bring it in
-                    view[...] = g
             state = self.state[group.indices[0]]
             flat_state = {key: (group.buffers[key][0] if key in group.buffers else value)
                           for key, value in state.items()}
             self._update(group.data, group.grad, flat_state, group.new_buffer, group.scratch)
-            for j, i in enumerate(group.indices):  # each parameter's view of the new state
-                s = self.state[i]
-                for key, value in flat_state.items():
-                    s[key] = group.buffers[key][1][j] if key in group.buffers else value
+            if flat_state:  # each parameter's view of the state (new arrays; Adam's count)
+                new = [key for key in group.buffers if key in flat_state and key not in state]
+                for j, i in enumerate(group.indices):
+                    s = self.state[i]
+                    for key, value in flat_state.items():
+                        if key not in group.buffers:
+                            s[key] = value
+                    for key in new:
+                        s[key] = group.buffers[key][1][j]
         return rest
 
     def _in_sync(self, group: "_FlatGroup") -> bool:
@@ -341,28 +341,36 @@ class _FlatGroup:
         buffer[...] = 0
         return buffer
 
-    def adopt(self, params: list[Tensor]) -> bool:
-        """Make sure each parameter's ``.data`` is its view; False if that cannot be.
+    def gather(self, params: list[Tensor], grads: list[Array | None]) -> bool | None:
+        """Make the flat buffers hold every parameter and gradient of the group.
 
-        A parameter whose array was replaced (``p.data = ...``, ``load_state_dict``) by one of
-        the same shape, dtype and device has it copied into the buffer, and gets its view back.
+        True when they do; False when a parameter has no gradient this step; None when a
+        parameter's array was replaced by one of another shape, dtype or device (the flat
+        layout no longer fits). An array replaced by one of the same kind (``p.data = ...``,
+        ``load_state_dict``) is copied into the buffer, and the parameter gets its view back;
+        a gradient set by hand is copied into the gradient buffer.
         """
-        for i, view in zip(self.indices, self.data_views):
+        complete = True
+        for i, data_view, grad_view in zip(self.indices, self.data_views, self.grad_views):
             p = params[i]
-            data = p.data
-            if data is view:
-                continue
-            if (type(data) is not type(view) or data.shape != view.shape
-                    or data.dtype != view.dtype
-                    or backend.device_name(data) != backend.device_name(view)):
-                for k in self.indices:  # the layout no longer fits: no more flat buffers
-                    if params[k]._grad_buffer is self.grad_views[self.positions[k]]:
-                        params[k]._grad_buffer = None
-                return False
-            view[...] = data
-            p.data = view
-            p._grad_buffer = self.grad_views[self.positions[i]]
-        return True
+            if p.data is not data_view:
+                data = p.data
+                if (type(data) is not type(data_view) or data.shape != data_view.shape
+                        or data.dtype != data_view.dtype
+                        or backend.device_name(data) != backend.device_name(data_view)):
+                    for k, view in zip(self.indices, self.grad_views):
+                        if params[k]._grad_buffer is view:
+                            params[k]._grad_buffer = None
+                    return None
+                data_view[...] = data
+                p.data = data_view
+                p._grad_buffer = grad_view
+            g = grads[i]
+            if g is None:
+                complete = False
+            elif g is not grad_view:  # set by hand, or accumulated elsewhere: bring it in
+                grad_view[...] = g
+        return complete
 
 
 def _can_flatten(a: Array) -> bool:
