@@ -13,6 +13,26 @@ settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+def fails(check, *args, match: str) -> str:
+    """Run ``check(*args)``, assert it raises ``CheckFailed`` and its message matches ``match``.
+
+    ``match`` is a regular expression searched across lines, ignoring case. Returns the message.
+    The tables of mistakes in ``test_checks_lesson*.py`` use it, one row a mistake.
+    """
+    import re
+
+    import pytest
+
+    from minigrad.course.checks import CheckFailed
+
+    with pytest.raises(CheckFailed) as info:
+        check(*args)
+    message = str(info.value)
+    assert re.search(match, message, flags=re.DOTALL | re.IGNORECASE), \
+        f"the message does not match {match!r}:\n{message}"
+    return message
+
+
 def pytest_report_header(config):
     """Say which array namespaces the namespace-parametrised engine tests run on."""
     from engine_helpers import NAMESPACES

@@ -6,32 +6,20 @@ points at the cause.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
+from conftest import fails
+from solutions_helper import solution_namespace
 
 import minigrad
 from minigrad import Tensor, no_grad
-from minigrad.course.checks import CheckFailed, lesson3
-
-from solutions_helper import solution_namespace
-
+from minigrad.course.checks import lesson3
 
 # --- the reference solutions: the notebook's own exercise cells -------------------------------
 
 _SOLUTION = solution_namespace("03_parameters_modules_optimizer")
 Parameter, Module, Linear, ReLU, Sequential, SGD = (
     _SOLUTION[name] for name in ["Parameter", "Module", "Linear", "ReLU", "Sequential", "SGD"])
-
-
-def fails(check, *args, match: str) -> str:
-    """Run the check, assert it raises CheckFailed whose message matches ``match``."""
-    with pytest.raises(CheckFailed) as info:
-        check(*args)
-    message = str(info.value)
-    assert re.search(match, message, flags=re.S | re.I), message
-    return message
 
 
 # --- the reference passes ------------------------------------------------------------------
@@ -72,28 +60,7 @@ def test_minigrad_nn_and_optim_are_refused():
     fails(lesson3.sgd, optim.SGD, Parameter, match=r"minigrad.*your own")
 
 
-def test_an_instance_instead_of_the_class_is_refused():
-    fails(lesson3.linear, Linear(2, 2), Parameter, match=r"the class Linear itself")
-
-
 # --- 3.1 Parameter -------------------------------------------------------------------------
-
-
-def test_parameter_without_requires_grad_is_caught():
-    class NoGrad(Tensor):
-        def __init__(self, data, dtype=None):
-            super().__init__(data, dtype=dtype)
-
-    fails(lesson3.parameter, NoGrad, match=r"requires_grad=True.*got:\s+requires_grad=False")
-
-
-def test_parameter_not_a_tensor_is_caught():
-    class Box:
-        def __init__(self, data, dtype=None):
-            self.data = np.asarray(data)
-            self.requires_grad = True
-
-    fails(lesson3.parameter, Box, match=r"subclass of minigrad.Tensor")
 
 
 def test_parameter_not_done_yet_says_so():
@@ -102,14 +69,6 @@ def test_parameter_not_done_yet_says_so():
             raise NotImplementedError
 
     fails(lesson3.parameter, Todo, match=r"NotImplementedError.*not done yet")
-
-
-def test_parameter_that_casts_to_float64_is_caught():
-    class Cast(Tensor):
-        def __init__(self, data, dtype=None):
-            super().__init__(data, requires_grad=True, dtype="float64")
-
-    fails(lesson3.parameter, Cast, match=r"float32")
 
 
 # --- 3.2 Module.parameters -----------------------------------------------------------------
@@ -197,29 +156,6 @@ def test_module_missing_nested_parameters_is_caught():
     msg = fails(lesson3.parameters, FlatOnly, Parameter,
                 match=r"case 'nested.*missing first\.w \(4, 3\).*second\.w.*usual cause:.*Module")
     assert "recursion" in msg
-
-
-def test_module_not_looking_into_lists_is_caught():
-    fails(lesson3.parameters, NoContainers, Parameter,
-          match=r"case 'a list of Modules'.*missing layers\.0\.w.*lists, tuples or dicts")
-
-
-def test_module_returning_a_shared_parameter_twice_is_caught():
-    fails(lesson3.parameters, NoDedupe, Parameter,
-          match=r"case 'shared.*encoder\.w \(2, 3\) more than once.*twice per step")
-
-
-def test_module_collecting_constant_tensors_is_caught():
-    fails(lesson3.parameters, AllTensors, Parameter,
-          match=r"only Parameters.*not a Parameter: mask")
-
-
-def test_module_forgetting_to_return_is_caught():
-    fails(lesson3.parameters, ForgetsReturn, Parameter, match=r"got:\s+None.*return")
-
-
-def test_module_recursing_on_itself_is_caught():
-    fails(lesson3.parameters, RecursesOnSelf, Parameter, match=r"RecursionError.*not self")
 
 
 def test_module_keeping_a_list_between_calls_is_caught():
@@ -310,50 +246,6 @@ class PlainTensors(Linear):
         self.bias = Tensor(rng.uniform(-k, k, size=(out_features,)), requires_grad=True)
 
 
-def test_linear_with_transposed_weight_is_caught():
-    fails(lesson3.linear, TransposedLinear, Parameter,
-          match=r"expected: shape \(3, 4\).*got:\s+shape \(4, 3\).*transposed.*x @ W\.T \+ b")
-
-
-def test_linear_missing_bias_gradient_is_caught():
-    fails(lesson3.linear, BiasOutsideGraph, Parameter,
-          match=r"gradient of bias.*None.*self\.bias, not self\.bias\.data")
-
-
-def test_linear_with_weight_outside_the_graph_is_caught():
-    fails(lesson3.linear, WeightOutsideGraph, Parameter, match=r"gradient of weight.*None")
-
-
-def test_linear_that_detaches_its_input_is_caught():
-    fails(lesson3.linear, InputDetached, Parameter,
-          match=r"gradient of input x.*None.*layers below")
-
-
-def test_linear_without_bias_is_caught_by_the_forward_values():
-    fails(lesson3.linear, NoBias, Parameter,
-          match=r"forward with W.*expected:.*0\.61.*bias is not added")
-
-
-def test_linear_without_transpose_is_caught():
-    fails(lesson3.linear, NoTranspose, Parameter, match=r"matmul.*do not align")
-
-
-def test_linear_ignoring_the_rng_is_caught():
-    fails(lesson3.linear, GlobalRandom, Parameter, match=r"the rng you are given")
-
-
-def test_linear_with_normal_init_is_caught():
-    fails(lesson3.linear, NormalInit, Parameter, match=r"1/sqrt\(in_features\)")
-
-
-def test_linear_with_equal_weights_is_caught():
-    fails(lesson3.linear, ZeroInit, Parameter, match=r"all equal.*learn the same")
-
-
-def test_linear_with_plain_tensors_is_caught():
-    fails(lesson3.linear, PlainTensors, Parameter, match=r"a Parameter.*got:\s+Tensor")
-
-
 def test_linear_check_scaffolds_a_missing_parameter():
     """A broken Parameter costs exercise 3.1 only: the Linear check still passes."""
     class Todo(Tensor):
@@ -376,7 +268,7 @@ def test_linear_check_scaffolds_a_missing_parameter():
     global Parameter
     saved = Parameter
     try:
-        Parameter = Todo  # noqa: F811 - as if exercise 3.1 were not done
+        Parameter = Todo
         lesson3.linear(Linear, Todo)
     finally:
         Parameter = saved
@@ -426,34 +318,6 @@ class FirstLayerOnly(Sequential):
         return self.layers[0](x)
 
 
-def test_relu_returning_an_array_is_caught():
-    fails(lesson3.relu_and_sequential, NumpyReLU, Sequential, match=r"a Tensor.*x\.relu\(\)")
-
-
-def test_relu_outside_the_graph_is_caught():
-    fails(lesson3.relu_and_sequential, DetachedReLU, Sequential,
-          match=r"ReLU gradient.*None")
-
-
-def test_wrong_relu_is_caught():
-    fails(lesson3.relu_and_sequential, AbsReLU, Sequential,
-          match=r"expected: \[\[0\..*got:\s+\[\[2\.")
-
-
-def test_sequential_in_the_wrong_order_is_caught():
-    fails(lesson3.relu_and_sequential, ReLU, ReversedSequential,
-          match=r"add 1, then double.*expected: \[\[ 4\., -4\.\]\].*in the order given")
-
-
-def test_sequential_hiding_its_layers_is_caught():
-    fails(lesson3.relu_and_sequential, ReLU, HiddenSequential,
-          match=r"where Sequential keeps its layers.*list attribute")
-
-
-def test_sequential_running_one_layer_is_caught():
-    fails(lesson3.relu_and_sequential, ReLU, FirstLayerOnly, match=r"one after another")
-
-
 # --- 3.5 SGD -------------------------------------------------------------------------------
 
 
@@ -497,7 +361,7 @@ class SGDRebinds(SGD):
     def step(self):
         for p in self.params:
             if p.grad is not None:
-                p = p - self.lr * p.grad  # noqa: PLW2901 - the mistake under test
+                p = p - self.lr * p.grad
 
 
 class SGDKeepsGenerator(SGD):
@@ -533,47 +397,6 @@ class SGDNoZero(SGD):
         pass
 
 
-def test_sgd_that_updates_inside_the_graph_is_caught():
-    fails(lesson3.sgd, SGDInGraph, Parameter,
-          match=r"no operation recorded.*recorded 2 operation\(s\): (mul|sub), (mul|sub).*no_grad")
-
-
-def test_sgd_replacing_parameters_is_caught():
-    fails(lesson3.sgd, SGDReplacing, Parameter, match=r"very Parameters.*in place")
-
-
-def test_sgd_forgetting_lr_is_caught():
-    fails(lesson3.sgd, SGDNoLr, Parameter, match=r"learning rate is missing")
-
-
-def test_sgd_with_wrong_sign_is_caught():
-    fails(lesson3.sgd, SGDWrongSign, Parameter, match=r"wrong sign.*uphill")
-
-
-def test_sgd_rebinding_the_loop_variable_is_caught():
-    fails(lesson3.sgd, SGDRebinds, Parameter, match=r"did not change.*p\.data")
-
-
-def test_sgd_keeping_a_generator_is_caught():
-    fails(lesson3.sgd, SGDKeepsGenerator, Parameter, match=r"generator.*list\(params\)")
-
-
-def test_sgd_not_skipping_missing_gradients_is_caught():
-    fails(lesson3.sgd, SGDNoSkip, Parameter, match=r"grad is None.*skip")
-
-
-def test_sgd_updating_only_the_first_parameter_is_caught():
-    fails(lesson3.sgd, SGDFirstOnly, Parameter, match=r"every parameter")
-
-
-def test_sgd_assigning_a_tensor_to_data_is_caught():
-    fails(lesson3.sgd, SGDTensorData, Parameter, match=r"p\.data an array")
-
-
-def test_sgd_whose_zero_grad_does_nothing_is_caught():
-    fails(lesson3.sgd, SGDNoZero, Parameter, match=r"zero_grad.*p\.grad = None")
-
-
 def test_sgd_check_works_without_a_working_parameter():
     class Todo(Tensor):
         def __init__(self, data, dtype=None):
@@ -594,3 +417,138 @@ def test_the_recording_spy_is_removed_even_when_a_check_fails():
     x = minigrad.tensor([1.0], requires_grad=True)
     (x * 2).sum().backward()
     assert x.grad.tolist() == [2.0]
+
+
+# --- more mistakes, as the student would write them ----------------------------------------
+
+
+class NoGrad(Tensor):
+    def __init__(self, data, dtype=None):
+        super().__init__(data, dtype=dtype)
+
+
+class Box:
+    def __init__(self, data, dtype=None):
+        self.data = np.asarray(data)
+        self.requires_grad = True
+
+
+class Cast(Tensor):
+    def __init__(self, data, dtype=None):
+        super().__init__(data, requires_grad=True, dtype="float64")
+
+
+# --- each mistake and what its message must say --------------------------------------------
+
+MISTAKES = [
+    pytest.param(lesson3.linear, (Linear(2, 2), Parameter),
+                 r"the class Linear itself",
+                 id='an_instance_instead_of_the_class_is_refused'),
+    pytest.param(lesson3.parameter, (NoGrad,),
+                 r"requires_grad=True.*got:\s+requires_grad=False",
+                 id='parameter_without_requires_grad'),
+    pytest.param(lesson3.parameter, (Box,),
+                 r"subclass of minigrad.Tensor",
+                 id='parameter_not_a_tensor'),
+    pytest.param(lesson3.parameter, (Cast,),
+                 r"float32",
+                 id='parameter_that_casts_to_float64'),
+    pytest.param(lesson3.parameters, (NoContainers, Parameter),
+                 r"case 'a list of Modules'.*missing layers\.0\.w.*lists, tuples or dicts",
+                 id='module_not_looking_into_lists'),
+    pytest.param(lesson3.parameters, (NoDedupe, Parameter),
+                 r"case 'shared.*encoder\.w \(2, 3\) more than once.*twice per step",
+                 id='module_returning_a_shared_parameter_twice'),
+    pytest.param(lesson3.parameters, (AllTensors, Parameter),
+                 r"only Parameters.*not a Parameter: mask",
+                 id='module_collecting_constant_tensors'),
+    pytest.param(lesson3.parameters, (ForgetsReturn, Parameter),
+                 r"got:\s+None.*return",
+                 id='module_forgetting_to_return'),
+    pytest.param(lesson3.parameters, (RecursesOnSelf, Parameter),
+                 r"RecursionError.*not self",
+                 id='module_recursing_on_itself'),
+    pytest.param(lesson3.linear, (TransposedLinear, Parameter),
+                 r"expected: shape \(3, 4\).*got:\s+shape \(4, 3\).*transposed.*x @ W\.T \+ b",
+                 id='linear_with_transposed_weight'),
+    pytest.param(lesson3.linear, (BiasOutsideGraph, Parameter),
+                 r"gradient of bias.*None.*self\.bias, not self\.bias\.data",
+                 id='linear_missing_bias_gradient'),
+    pytest.param(lesson3.linear, (WeightOutsideGraph, Parameter),
+                 r"gradient of weight.*None",
+                 id='linear_with_weight_outside_the_graph'),
+    pytest.param(lesson3.linear, (InputDetached, Parameter),
+                 r"gradient of input x.*None.*layers below",
+                 id='linear_that_detaches_its_input'),
+    pytest.param(lesson3.linear, (NoBias, Parameter),
+                 r"forward with W.*expected:.*0\.61.*bias is not added",
+                 id='linear_without_bias_is_caught_by_the_forward_values'),
+    pytest.param(lesson3.linear, (NoTranspose, Parameter),
+                 r"matmul.*do not align",
+                 id='linear_without_transpose'),
+    pytest.param(lesson3.linear, (GlobalRandom, Parameter),
+                 r"the rng you are given",
+                 id='linear_ignoring_the_rng'),
+    pytest.param(lesson3.linear, (NormalInit, Parameter),
+                 r"1/sqrt\(in_features\)",
+                 id='linear_with_normal_init'),
+    pytest.param(lesson3.linear, (ZeroInit, Parameter),
+                 r"all equal.*learn the same",
+                 id='linear_with_equal_weights'),
+    pytest.param(lesson3.linear, (PlainTensors, Parameter),
+                 r"a Parameter.*got:\s+Tensor",
+                 id='linear_with_plain_tensors'),
+    pytest.param(lesson3.relu_and_sequential, (NumpyReLU, Sequential),
+                 r"a Tensor.*x\.relu\(\)",
+                 id='relu_returning_an_array'),
+    pytest.param(lesson3.relu_and_sequential, (DetachedReLU, Sequential),
+                 r"ReLU gradient.*None",
+                 id='relu_outside_the_graph'),
+    pytest.param(lesson3.relu_and_sequential, (AbsReLU, Sequential),
+                 r"expected: \[\[0\..*got:\s+\[\[2\.",
+                 id='wrong_relu'),
+    pytest.param(lesson3.relu_and_sequential, (ReLU, ReversedSequential),
+                 r"add 1, then double.*expected: \[\[ 4\., -4\.\]\].*in the order given",
+                 id='sequential_in_the_wrong_order'),
+    pytest.param(lesson3.relu_and_sequential, (ReLU, HiddenSequential),
+                 r"where Sequential keeps its layers.*list attribute",
+                 id='sequential_hiding_its_layers'),
+    pytest.param(lesson3.relu_and_sequential, (ReLU, FirstLayerOnly),
+                 r"one after another",
+                 id='sequential_running_one_layer'),
+    pytest.param(lesson3.sgd, (SGDInGraph, Parameter),
+                 r"no operation recorded.*recorded 2 operation\(s\): (mul|sub), (mul|sub).*no_grad",
+                 id='sgd_that_updates_inside_the_graph'),
+    pytest.param(lesson3.sgd, (SGDReplacing, Parameter),
+                 r"very Parameters.*in place",
+                 id='sgd_replacing_parameters'),
+    pytest.param(lesson3.sgd, (SGDNoLr, Parameter),
+                 r"learning rate is missing",
+                 id='sgd_forgetting_lr'),
+    pytest.param(lesson3.sgd, (SGDWrongSign, Parameter),
+                 r"wrong sign.*uphill",
+                 id='sgd_with_wrong_sign'),
+    pytest.param(lesson3.sgd, (SGDRebinds, Parameter),
+                 r"did not change.*p\.data",
+                 id='sgd_rebinding_the_loop_variable'),
+    pytest.param(lesson3.sgd, (SGDKeepsGenerator, Parameter),
+                 r"generator.*list\(params\)",
+                 id='sgd_keeping_a_generator'),
+    pytest.param(lesson3.sgd, (SGDNoSkip, Parameter),
+                 r"grad is None.*skip",
+                 id='sgd_not_skipping_missing_gradients'),
+    pytest.param(lesson3.sgd, (SGDFirstOnly, Parameter),
+                 r"every parameter",
+                 id='sgd_updating_only_the_first_parameter'),
+    pytest.param(lesson3.sgd, (SGDTensorData, Parameter),
+                 r"p\.data an array",
+                 id='sgd_assigning_a_tensor_to_data'),
+    pytest.param(lesson3.sgd, (SGDNoZero, Parameter),
+                 r"zero_grad.*p\.grad = None",
+                 id='sgd_whose_zero_grad_does_nothing'),
+]
+
+
+@pytest.mark.parametrize("check, args, match", MISTAKES)
+def test_the_mistake_is_caught_with_its_message(check, args, match):
+    fails(check, *args, match=match)

@@ -5,18 +5,15 @@ student makes. A check must fail with ``CheckFailed`` and name the cause.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
-
-from minigrad import Tensor, nn, optim
-from minigrad.course import byhand
-from minigrad import functional as F
-from minigrad.course.checks import CheckFailed, lesson4
-
+from conftest import fails
 from solutions_helper import solution_namespace
 
+from minigrad import Tensor, nn, optim
+from minigrad import functional as F
+from minigrad.course import byhand
+from minigrad.course.checks import lesson4
 
 # --- the reference solutions: the notebook's own exercise cells -------------------------------
 
@@ -33,14 +30,6 @@ def _forward(x, t, W1, b1, W2, b2):
     p = p / p.sum()
     onehot = np.eye(len(z2))[t]
     return z1, h, z2, p, onehot
-
-
-def fails(check, *args, match: str) -> str:
-    with pytest.raises(CheckFailed) as info:
-        check(*args)
-    message = str(info.value)
-    assert re.search(match, message, flags=re.S | re.I), message
-    return message
 
 
 def test_reference_solutions_pass_every_check(capsys):
@@ -74,7 +63,7 @@ def test_the_lessons_table_numbers_are_the_engines():
 
 
 def test_minigrad_functions_are_refused():
-    fails(lesson4.train_loop, byhand.train, match=r"minigrad\.byhand.*your own")
+    fails(lesson4.train_loop, byhand.train, match=r"minigrad\.course\.byhand.*your own")
     fails(lesson4.network, nn.Sequential, match=r"minigrad.*your own")
     fails(lesson4.hand_gradients, None, match=r"None")
 
@@ -130,39 +119,6 @@ def not_loaded(W1, b1, W2, b2):
 
 def returns_a_function(W1, b1, W2, b2):
     return lambda x: x @ W1.T
-
-
-def test_network_with_relu_is_caught():
-    fails(lesson4.network, relu_network, match=r"logits.*nn\.Sigmoid\(\), not ReLU")
-
-
-def test_network_without_activation_is_caught():
-    fails(lesson4.network, no_activation, match=r"nn\.Sigmoid\(\) is missing")
-
-
-def test_network_returning_probabilities_is_caught():
-    fails(lesson4.network, softmax_at_the_end, match=r"return the logits")
-
-
-def test_network_with_transposed_weights_is_caught():
-    fails(lesson4.network, transposed_weights,
-          match=r"lesson's 2-2-2 network: logits.*\(out, in\)")
-
-
-def test_network_with_hardcoded_sizes_is_caught():
-    fails(lesson4.network, fixed_sizes, match=r"3-4-3 network.*size mismatch")
-
-
-def test_network_sharing_memory_with_the_given_weights_is_caught():
-    fails(lesson4.network, aliased, match=r"shares memory with W1.*load_state_dict")
-
-
-def test_network_keeping_its_random_weights_is_caught():
-    fails(lesson4.network, not_loaded, match=r"expected:.*got:.*load W1, b1, W2, b2")
-
-
-def test_network_that_is_not_a_module_is_caught():
-    fails(lesson4.network, returns_a_function, match=r"minigrad\.nn\.Module")
 
 
 # --- 4.2 hand_gradients --------------------------------------------------------------------
@@ -288,30 +244,57 @@ def train_never_steps(model, X, y, steps, lr):
     return losses
 
 
-def test_train_without_zero_grad_is_caught():
-    fails(lesson4.train_loop, train_without_zero_grad,
-          match=r"step 3 of 6.*gradients accumulate.*zero_grad")
+# --- each mistake and what its message must say --------------------------------------------
+
+MISTAKES = [
+    pytest.param(lesson4.network, (relu_network,),
+                 r"logits.*nn\.Sigmoid\(\), not ReLU",
+                 id='network_with_relu'),
+    pytest.param(lesson4.network, (no_activation,),
+                 r"nn\.Sigmoid\(\) is missing",
+                 id='network_without_activation'),
+    pytest.param(lesson4.network, (softmax_at_the_end,),
+                 r"return the logits",
+                 id='network_returning_probabilities'),
+    pytest.param(lesson4.network, (transposed_weights,),
+                 r"lesson's 2-2-2 network: logits.*\(out, in\)",
+                 id='network_with_transposed_weights'),
+    pytest.param(lesson4.network, (fixed_sizes,),
+                 r"3-4-3 network.*size mismatch",
+                 id='network_with_hardcoded_sizes'),
+    pytest.param(lesson4.network, (aliased,),
+                 r"shares memory with W1.*load_state_dict",
+                 id='network_sharing_memory_with_the_given_weights'),
+    pytest.param(lesson4.network, (not_loaded,),
+                 r"expected:.*got:.*load W1, b1, W2, b2",
+                 id='network_keeping_its_random_weights'),
+    pytest.param(lesson4.network, (returns_a_function,),
+                 r"minigrad\.nn\.Module",
+                 id='network_that_is_not_a_module'),
+    pytest.param(lesson4.train_loop, (train_without_zero_grad,),
+                 r"step 3 of 6.*gradients accumulate.*zero_grad",
+                 id='train_without_zero_grad'),
+    pytest.param(lesson4.train_loop, (train_step_before_backward,),
+                 r"did not change|before",
+                 id='train_stepping_before_backward'),
+    pytest.param(lesson4.train_loop, (train_keeping_tensors,),
+                 r"loss\.item\(\).*graph",
+                 id='train_keeping_loss_tensors'),
+    pytest.param(lesson4.train_loop, (train_fixed_lr,),
+                 r"step 2 of 6.*expected: loss",
+                 id='train_ignoring_lr'),
+    pytest.param(lesson4.train_loop, (train_without_lr,),
+                 r"learning rate is not used",
+                 id='train_without_lr'),
+    pytest.param(lesson4.train_loop, (train_one_step_too_many,),
+                 r"6 losses.*got:\s+7",
+                 id='train_with_the_wrong_number_of_steps'),
+    pytest.param(lesson4.train_loop, (train_never_steps,),
+                 r"parameters did not change",
+                 id='train_that_never_updates'),
+]
 
 
-def test_train_stepping_before_backward_is_caught():
-    fails(lesson4.train_loop, train_step_before_backward, match=r"did not change|before")
-
-
-def test_train_keeping_loss_tensors_is_caught():
-    fails(lesson4.train_loop, train_keeping_tensors, match=r"loss\.item\(\).*graph")
-
-
-def test_train_ignoring_lr_is_caught():
-    fails(lesson4.train_loop, train_fixed_lr, match=r"step 2 of 6.*expected: loss")
-
-
-def test_train_without_lr_is_caught():
-    fails(lesson4.train_loop, train_without_lr, match=r"learning rate is not used")
-
-
-def test_train_with_the_wrong_number_of_steps_is_caught():
-    fails(lesson4.train_loop, train_one_step_too_many, match=r"6 losses.*got:\s+7")
-
-
-def test_train_that_never_updates_is_caught():
-    fails(lesson4.train_loop, train_never_steps, match=r"parameters did not change")
+@pytest.mark.parametrize("check, args, match", MISTAKES)
+def test_the_mistake_is_caught_with_its_message(check, args, match):
+    fails(check, *args, match=match)
