@@ -11,6 +11,12 @@ from .gradcheck import gradcheck
 from .tensor import (Tensor, concatenate, enable_grad, exp, is_grad_enabled, leaky_relu, log,
                      matmul, maximum, minimum, no_grad, op, relu, sigmoid, sqrt, stack, tanh,
                      tensor, where)
+from .tensor import (AxisError, abs, argmax, argmin, cat, ceil, clamp, clip, cos,  # noqa: A004
+                     cumsum, expm1, flatten, floor, gather, isinf, isnan, log1p, logsumexp,
+                     masked_fill, permute, prod, round, rsqrt, sign, sin, squeeze, std, tan,
+                     transpose, tril, triu, unsqueeze, var)
+from .creation import (arange, eye, full, full_like, ones, ones_like, rand, randn, zeros,
+                       zeros_like)
 from . import functional, nn, optim
 from .serialize import load, save
 
@@ -21,4 +27,11 @@ __all__ = [
     "gradcheck", "matmul", "maximum", "minimum", "where", "concatenate", "stack",
     "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "leaky_relu", "__version__",
     "functional", "nn", "optim", "save", "load",
+    # PyTorch's operations (issue 12)
+    "AxisError", "abs", "argmax", "argmin", "cat", "ceil", "clamp", "clip", "cos", "cumsum",
+    "expm1", "flatten", "floor", "gather", "isinf", "isnan", "log1p", "logsumexp",
+    "masked_fill", "permute", "prod", "round", "rsqrt", "sign", "sin", "squeeze", "std", "tan",
+    "transpose", "tril", "triu", "unsqueeze", "var",
+    "arange", "eye", "full", "full_like", "ones", "ones_like", "rand", "randn", "zeros",
+    "zeros_like",
 ]

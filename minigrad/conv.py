@@ -33,14 +33,14 @@ from typing import Any
 from .backend import add_windows, is_floating, sliding_windows, window_slice
 from .tensor import Tensor, op
 
-__all__ = ["conv2d", "max_pool2d"]
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
 
 Array = Any
 IntPair = int | tuple[int, int]
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
-           padding: IntPair = 0) -> Tensor:
+           padding: IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as in PyTorch) of a batch of images.
 
     Parameters
@@ -55,13 +55,20 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
         Step between windows, vertically and horizontally.
     padding : int or (int, int)
         Zeros added on both sides of the height and of the width.
+    dilation : int or (int, int)
+        Spacing between the kernel's taps: a 3x3 kernel with dilation 2 covers 5x5 pixels.
+    groups : int
+        Split the input channels into ``groups`` groups, each convolved with its own
+        ``C_out / groups`` kernels of ``C_in / groups`` channels (weight shape
+        ``(C_out, C_in / groups, kh, kw)``); ``groups == C_in`` is a depthwise convolution.
+        Built from ``groups`` ordinary convolutions, so gradients follow.
 
     Returns
     -------
     Tensor of shape (N, C_out, OH, OW)
-        ``OH = (H + 2 * padding - kh) // stride + 1`` (likewise ``OW``), and
-        ``out[n, o, i, j] = bias[o] + sum over c, a, b of
-        weight[o, c, a, b] * x_padded[n, c, i * stride + a, j * stride + b]``.
+        ``OH = (H + 2 * padding - dilation * (kh - 1) - 1) // stride + 1`` (likewise ``OW``),
+        and ``out[n, o, i, j] = bias[o] + sum over c, a, b of
+        weight[o, c, a, b] * x_padded[n, c, i * stride + a * dilation, j * stride + b * dilation]``.
 
     Example
     -------
@@ -73,12 +80,20 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
     """
     sh, sw = _pair(stride, "conv2d", "stride", low=1)
     ph, pw = _pair(padding, "conv2d", "padding", low=0)
+    dh, dw = _pair(dilation, "conv2d", "dilation", low=1)
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int; got {groups!r}")
+    if groups > 1:
+        return _grouped_conv2d(x, weight, bias, (sh, sw), (ph, pw), (dh, dw), groups)
     n, c, h, w, c_out, kh, kw = _check_conv(x, weight, bias)
     hp, wp = h + 2 * ph, w + 2 * pw
-    if kh > hp or kw > wp:
-        raise ValueError(f"conv2d: the {kh}x{kw} kernel is larger than the input "
-                         f"{h}x{w} with padding ({ph}, {pw}): {hp}x{wp}")
-    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1  # the pixels a dilated kernel covers
+    dilated = dh > 1 or dw > 1
+    if span_h > hp or span_w > wp:
+        spans = f" (covering {span_h}x{span_w} with dilation ({dh}, {dw}))" if dilated else ""
+        raise ValueError(f"conv2d: the {kh}x{kw} kernel is larger than the input {h}x{w} with "
+                         f"padding ({ph}, {pw}): {hp}x{wp}{spans}")
+    oh, ow = (hp - span_h) // sh + 1, (wp - span_w) // sw + 1
     xp = x._xp
     k = c * kh * kw  # numbers in one window: the length of one column of cols
 
@@ -88,7 +103,9 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
     padded = xp.permute_dims(buffer, (3, 0, 1, 2))
     # 2. im2col: the windows (N, C, OH, OW, kh, kw), reordered to (C, kh, kw, OH, OW, N) and
     #    copied into a matrix with one column per window: (C*kh*kw, OH*OW*N).
-    windows = sliding_windows(padded, kh, kw, (sh, sw))
+    windows = sliding_windows(padded, span_h, span_w, (sh, sw))
+    if dilated:  # keep every dh-th row and dw-th column of each window: the kernel's taps
+        windows = windows[..., ::dh, ::dw]
     cols = xp.reshape(xp.permute_dims(windows, (1, 4, 5, 2, 3, 0)), (k, oh * ow * n))
     # 3. One matrix product gives every output: (C_out, C*kh*kw) @ (C*kh*kw, OH*OW*N).
     w_mat = xp.reshape(weight.data, (c_out, k))
@@ -111,6 +128,10 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
             d_windows = xp.permute_dims(xp.reshape(d_cols, (c, kh, kw, oh, ow, n)),
                                         (5, 0, 3, 4, 1, 2))  # (N, C, OH, OW, kh, kw)
             d_padded = xp.permute_dims(xp.zeros((c, hp, wp, n), dtype=g.dtype), (3, 0, 1, 2))
+            if dilated:  # back to full windows, zeros between the taps
+                full = xp.zeros((n, c, oh, ow, span_h, span_w), dtype=g.dtype)
+                full[..., ::dh, ::dw] = d_windows
+                d_windows = full
             d_padded = add_windows(d_padded, d_windows, (sh, sw))  # col2im
             gx = d_padded[:, :, ph:ph + h, pw:pw + w]
         return (gx, gw) if bias is None else (gx, gw, gb)
@@ -184,6 +205,94 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
         return dx
 
     return op(y, (x,), vjp, saved=(x.data, y), name="max_pool2d")
+
+
+def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+               padding: IntPair = 0) -> Tensor:
+    """The mean of each ``kernel_size`` window of a batch of images, as PyTorch's.
+
+    Parameters
+    ----------
+    x : Tensor of shape (N, C, H, W)
+    kernel_size : int or (int, int)
+    stride : int or (int, int), optional
+        Step between windows; by default ``kernel_size``.
+    padding : int or (int, int)
+        Zeros added on both sides, at most half the kernel; they count in the mean (PyTorch's
+        default ``count_include_pad=True``).
+
+    Returns
+    -------
+    Tensor of shape (N, C, OH, OW), ``OH = (H + 2 * padding - kh) // stride + 1``.
+
+    Notes
+    -----
+    Backward: each window's gradient, divided by ``kh * kw``, is added to every position of
+    the window (where windows overlap, the shares add up).
+    """
+    kh, kw = _pair(kernel_size, "avg_pool2d", "kernel_size", low=1)
+    sh, sw = (kh, kw) if stride is None else _pair(stride, "avg_pool2d", "stride", low=1)
+    ph, pw = _pair(padding, "avg_pool2d", "padding", low=0)
+    if x.ndim != 4:
+        raise ValueError(f"avg_pool2d: expected x of shape (N, C, H, W); got shape {x.shape}")
+    if 2 * ph > kh or 2 * pw > kw:
+        raise ValueError(f"avg_pool2d: padding ({ph}, {pw}) must be at most half the kernel "
+                         f"size ({kh}, {kw})")
+    if not is_floating(x._xp, x.dtype):
+        raise TypeError(f"avg_pool2d: x must be floating point; got dtype {x.dtype}")
+    n, c, h, w = x.shape
+    hp, wp = h + 2 * ph, w + 2 * pw
+    if kh > hp or kw > wp:
+        raise ValueError(f"avg_pool2d: the {kh}x{kw} window is larger than the {h}x{w} input "
+                         f"with padding ({ph}, {pw})")
+    xp = x._xp
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    rows = [window_slice(i, oh, sh) for i in range(kh)]
+    columns = [window_slice(j, ow, sw) for j in range(kw)]
+    padded = x.data
+    if ph or pw:
+        padded = xp.zeros((n, c, hp, wp), dtype=x.dtype)
+        padded[:, :, ph:ph + h, pw:pw + w] = x.data
+    y = padded[:, :, rows[0], columns[0]]
+    for i in range(kh):
+        for j in range(kw):
+            if i or j:
+                y = y + padded[:, :, rows[i], columns[j]]
+    y = y / (kh * kw)
+
+    def vjp(g: Array) -> Array:
+        share = g / (kh * kw)
+        dx = xp.zeros((n, c, hp, wp), dtype=g.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                dx[:, :, rows[i], columns[j]] += share
+        return dx[:, :, ph:ph + h, pw:pw + w]
+
+    return op(y, (x,), vjp, name="avg_pool2d")
+
+
+def _grouped_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple,
+                    padding: tuple, dilation: tuple, groups: int) -> Tensor:
+    """conv2d with ``groups`` > 1: one ordinary convolution per group, joined on channels."""
+    from .tensor import concatenate
+
+    if x.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"conv2d: expected x (N, C, H, W) and weight (C_out, C_in / groups, kh, "
+                         f"kw); got shapes {x.shape} and {weight.shape}")
+    c, c_out, c_group = x.shape[1], weight.shape[0], weight.shape[1]
+    if c % groups or c_out % groups:
+        raise ValueError(f"conv2d: groups={groups} must divide both the input channels ({c}) "
+                         f"and the output channels ({c_out})")
+    if c_group * groups != c:
+        raise ValueError(f"conv2d: with groups={groups}, weight (shape {weight.shape}) must have "
+                         f"{c // groups} input channels per group (C_in / groups); it has "
+                         f"{c_group}")
+    ci, co = c // groups, c_out // groups
+    outs = [conv2d(x[:, k * ci:(k + 1) * ci], weight[k * co:(k + 1) * co],
+                   None if bias is None else bias[k * co:(k + 1) * co],
+                   stride, padding, dilation)
+            for k in range(groups)]
+    return concatenate(outs, axis=1)
 
 
 # ---------------------------------------------------------------------------------------------

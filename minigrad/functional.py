@@ -1,52 +1,82 @@
-"""Losses and layers written as functions of tensors.
+"""Losses, activations and layers written as functions of tensors (``torch.nn.functional``).
 
 ``cross_entropy`` is *fused*: one operation whose backward rule is the famous
 ``softmax(logits) - onehot(targets)``, computed without ever forming ``exp`` of a large logit.
+Each activation is one operation with its derivative written beside it.
+
+Targets are checked as PyTorch checks them: a class index outside ``0..C-1`` (other than
+``ignore_index``) is an error, never a silent wrong loss. Reading the targets' values costs
+nothing for arrays in host memory; on a GPU that would wait for the device, so there an
+out-of-range target makes the loss NaN instead.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from .backend import asarray, is_integer, namespace
-from .conv import conv2d, max_pool2d
-from .tensor import Tensor, op
+from .backend import asarray, is_floating, is_integer, namespace
+from .conv import avg_pool2d, conv2d, max_pool2d
+from .tensor import Tensor, _host_values, op, where
 
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
-           "relu", "sigmoid", "tanh", "leaky_relu", "linear", "conv2d", "max_pool2d"]
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot",
+           "relu", "sigmoid", "tanh", "leaky_relu", "gelu", "silu", "elu", "softplus",
+           "hardtanh", "logsigmoid", "linear", "conv2d", "max_pool2d", "avg_pool2d"]
+
+_REDUCTIONS = ("mean", "sum", "none")
 
 
 def _logsumexp(z: Any, axis: int) -> Any:
     """log(sum(exp(z))) along ``axis`` (kept), shifted by the max so no exp overflows."""
     xp = namespace(z)
     m = xp.max(z, axis=axis, keepdims=True)
+    m = xp.where(xp.isinf(m), 0.0, m)  # a row all -inf: no shift (-inf - -inf would be NaN)
     return m + xp.log(xp.sum(xp.exp(z - m), axis=axis, keepdims=True))
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """``x - logsumexp(x)`` along ``axis``, computed stably.
+def log_softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
+    """``x - logsumexp(x)`` along ``axis`` (or ``dim``), computed stably.
 
     Backward: ``g - softmax(x) * sum(g)`` along ``axis``.
     """
+    axis = axis if dim is None else dim
     xp = x._xp
     y = x.data - _logsumexp(x.data, axis)
     return op(y, (x,), lambda g, y: g - xp.exp(y) * xp.sum(g, axis=axis, keepdims=True),
               saved=(y,), name="log_softmax")
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably.
+def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``axis`` (or ``dim``), computed stably.
 
     Backward: ``p * (g - sum(g * p))`` along ``axis``.
     """
+    axis = axis if dim is None else dim
     xp = x._xp
     p = xp.exp(x.data - _logsumexp(x.data, axis))
     return op(p, (x,), lambda g, p: p * (g - xp.sum(g * p, axis=axis, keepdims=True)),
               saved=(p,), name="softmax")
 
 
+# ---------------------------------------------------------------------------------------------
+# Checking arguments
+
+
+def _check_reduction(reduction: str, name: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}")
+
+
+def _reduce(losses: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
 def _check_targets(logits: Tensor, targets: Any, name: str) -> Any:
+    """The class-index targets as an array, after checking shape and dtype (not values)."""
     t = targets.data if isinstance(targets, Tensor) else targets
-    if isinstance(t, list):
+    if isinstance(t, (list, int)):
         t = asarray(t, like=logits.data)
     if logits.ndim != 2:
         raise ValueError(f"{name}: expected logits of shape (N, C); got shape {logits.shape}")
@@ -58,49 +88,268 @@ def _check_targets(logits: Tensor, targets: Any, name: str) -> Any:
     return t
 
 
-def cross_entropy(logits: Tensor, targets: Any) -> Tensor:
-    """Mean softmax cross-entropy of ``logits`` (N, C) against integer class ``targets`` (N,).
+def _check_target_values(t: Any, c: int, ignore_index: int | None, name: str) -> None:
+    """Raise if a target is outside 0..c-1 and is not ``ignore_index`` (host arrays only)."""
+    if not _host_values(t) or t.shape[0] == 0:
+        return
+    xp = namespace(t)
+    bad = (t < 0) | (t >= c)
+    if ignore_index is not None:
+        bad = bad & (t != ignore_index)
+    if bool(xp.any(bad)):
+        first = int(xp.argmax(xp.astype(bad, xp.int8)))
+        value = int(t[first])
+        why = "negative" if value < 0 else f"not below the number of classes {c}"
+        raise IndexError(f"{name}: target {value} (row {first}) is out of range: class indices "
+                         f"must be in 0..{c - 1} (it is {why}; ignore_index is {ignore_index}). "
+                         "Are the labels 1-based? Subtract 1.")
 
-    Forward: ``mean(logsumexp(z) - z[target])``, stable for any logits.
-    Backward: ``(softmax(z) - onehot(targets)) / N``, one fused formula.
+
+def _as_tensor(x: Any, like: Tensor) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    return Tensor(asarray(x, like=like.data, dtype=None if hasattr(x, "dtype") else like.dtype))
+
+
+def _class_weight(weight: Any, c: int, like: Tensor, name: str) -> Any:
+    """The per-class weight as an array of shape (C,) in the logits' dtype, or None."""
+    if weight is None:
+        return None
+    w = weight.data if isinstance(weight, Tensor) else asarray(weight, like=like.data)
+    if tuple(w.shape) != (c,):
+        raise ValueError(f"{name}: weight must have shape ({c},), one value per class; got "
+                         f"shape {tuple(w.shape)}")
+    return like._xp.astype(w, like.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Losses
+
+
+def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy of ``logits`` (N, C) against ``targets``, as PyTorch's.
+
+    Parameters
+    ----------
+    logits : Tensor of shape (N, C)
+        Unnormalised scores; any values, ``-inf`` included (a class that cannot be).
+    targets : integer array or tensor of shape (N,), or float tensor of shape (N, C)
+        Class indices in ``0..C-1`` (or ``ignore_index``); or class probabilities.
+    weight : array or tensor of shape (C,), optional
+        A weight per class. With ``reduction="mean"`` the sum is divided by the total weight
+        of the targets, as PyTorch.
+    ignore_index : int
+        Rows whose target is this value add nothing and are not counted (index targets).
+    reduction : "mean", "sum" or "none"
+        Average over rows, sum, or one loss per row.
+    label_smoothing : float in [0, 1]
+        Mix the target with the uniform distribution: ``(1 - s) * target + s / C``.
+
+    Notes
+    -----
+    Forward: ``logsumexp(z) - z[target]``, stable for any logits. With the defaults this is
+    one fused operation whose backward is ``(softmax(z) - onehot(targets)) / N``; the other
+    options are built from :func:`log_softmax` and :func:`nll_loss`. A target outside
+    ``0..C-1`` raises an IndexError (on a GPU: the loss is NaN).
     """
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1]; got "
+                         f"{label_smoothing}")
+    probabilities = isinstance(targets, Tensor) and is_floating(targets._xp, targets.dtype) or \
+        (hasattr(targets, "dtype") and not isinstance(targets, Tensor)
+         and is_floating(namespace(targets), targets.dtype))
+    if probabilities or weight is not None or reduction != "mean" or label_smoothing:
+        return _cross_entropy_general(logits, targets, weight, ignore_index, reduction,
+                                      label_smoothing, probabilities)
     t = _check_targets(logits, targets, "cross_entropy")
     xp, z = logits._xp, logits.data
     n, c = z.shape
+    # hit (C, N): True at each row's target class. Built class-major and transposed, so that it
+    # is stored batch-last like the logits of nn.Linear (one memory layout below).
+    hit = xp.arange(c)[:, None] == t[None, :]
+    if _host_values(t):
+        if int(xp.count_nonzero(hit)) != n:  # a target outside 0..C-1: ignored, or an error
+            return _cross_entropy_general(logits, targets, None, ignore_index, reduction,
+                                          label_smoothing, False)
     shifted = z - xp.max(z, axis=1, keepdims=True)  # softmax is unchanged by the shift
     e = xp.exp(shifted)  # each <= 1: never overflows
     total = xp.sum(e, axis=1, keepdims=True)
-    # onehot (N, C), built class-major and transposed: stored batch-last like the logits of
-    # nn.Linear, so that the elementwise operations below meet arrays of one memory layout
-    onehot = xp.astype(xp.arange(c)[:, None] == t[None, :], z.dtype).T
-    loss = -xp.sum((shifted - xp.log(total)) * onehot) / n  # log_softmax at the targets
+    onehot = xp.astype(hit, z.dtype).T
+    # log_softmax at the targets; where(), not a product, so that a -inf logit elsewhere in a
+    # row does not give -inf * 0 = NaN
+    loss = -xp.sum(xp.where(hit.T, shifted - xp.log(total), 0.0)) / n
+    if not _host_values(t):  # on a GPU, a target outside 0..C-1 makes the loss NaN
+        loss = xp.where(xp.count_nonzero(hit) == n, loss, float("nan"))
     return op(loss, (logits,), lambda g, p, onehot: (p - onehot) * (g / n),
               saved=(e / total, onehot), name="cross_entropy")
 
 
-def nll_loss(log_probs: Tensor, targets: Any) -> Tensor:
-    """Mean negative log-likelihood: ``-mean(log_probs[i, targets[i]])``."""
-    t = _check_targets(log_probs, targets, "nll_loss")
+def _cross_entropy_general(logits: Tensor, targets: Any, weight: Any, ignore_index: int,
+                           reduction: str, smoothing: float, probabilities: bool) -> Tensor:
+    """cross_entropy with weights, reductions, ignore_index, smoothing or soft targets."""
+    if logits.ndim != 2:
+        raise ValueError(f"cross_entropy: expected logits of shape (N, C); got shape "
+                         f"{logits.shape}")
+    n, c = logits.shape
+    logp = log_softmax(logits, axis=1)
+    w = _class_weight(weight, c, logits, "cross_entropy")
+    if probabilities:
+        p = _as_tensor(targets, logits)
+        if p.shape != logits.shape:
+            raise TypeError(f"cross_entropy: targets must be integer class indices of shape "
+                            f"({n},) or class probabilities of the logits' shape {logits.shape}; "
+                            f"got {p.dtype} targets of shape {p.shape}")
+        p = p * (1 - smoothing) + smoothing / c
+        wp = p if w is None else p * Tensor(w)
+        losses = -(logp * wp).sum(axis=1)
+        return losses.sum() / n if reduction == "mean" else _reduce(losses, reduction)
+    t = _check_targets(logits, targets, "cross_entropy")
+    nll = nll_loss(logp, t, weight=w, ignore_index=ignore_index, reduction=reduction,
+                   _name="cross_entropy")
+    if not smoothing:
+        return nll
+    xp = logits._xp
+    valid = t != ignore_index
+    smooth = -(logp.sum(axis=1) if w is None else (logp * Tensor(w)).sum(axis=1))
+    smooth = where(valid, smooth, 0.0)
+    if reduction == "mean":
+        total = xp.sum(xp.where(valid, xp.take(w, xp.where(valid, t, 0)), 0.0)) if w is not None \
+            else xp.astype(xp.count_nonzero(valid), logits.dtype)
+        smooth = smooth.sum() / Tensor(total)
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1 - smoothing) + smooth * (smoothing / c)
+
+
+def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, ignore_index: int = -100,
+             reduction: str = "mean", *, _name: str = "nll_loss") -> Tensor:
+    """Negative log-likelihood: ``-weight[t] * log_probs[i, t]`` for each row's target ``t``.
+
+    Parameters
+    ----------
+    log_probs : Tensor of shape (N, C)
+        Log-probabilities (e.g. from :func:`log_softmax`).
+    targets : integer array or tensor of shape (N,)
+        Class indices in ``0..C-1``, or ``ignore_index`` for rows to leave out.
+    weight : array or tensor of shape (C,), optional
+        A weight per class; ``reduction="mean"`` divides by the total weight of the targets
+        (not by N), as PyTorch. All rows ignored: the mean is NaN (0 / 0), as PyTorch.
+    ignore_index : int
+    reduction : "mean", "sum" or "none"
+    """
+    _check_reduction(reduction, _name)
+    t = _check_targets(log_probs, targets, _name)
     xp = log_probs._xp
-    rows = xp.arange(log_probs.shape[0])
-    return -log_probs[rows, t].mean()
+    n, c = log_probs.shape
+    _check_target_values(t, c, ignore_index, _name)
+    w = _class_weight(weight, c, log_probs, _name)
+    valid = t != ignore_index
+    safe = xp.where(valid, t, 0)  # ignored rows read class 0, then get weight 0
+    picked = log_probs.gather(1, safe[:, None])[:, 0]  # (N,): log_probs[i, t[i]]
+    w_row = xp.astype(valid, log_probs.dtype) if w is None else \
+        xp.where(valid, xp.take(w, safe), 0.0)
+    losses = where(valid, -picked * Tensor(w_row), 0.0)
+    if reduction == "mean":
+        return losses.sum() / Tensor(xp.sum(w_row))
+    return _reduce(losses, reduction)
 
 
-def mse_loss(prediction: Tensor, target: Any) -> Tensor:
-    """Mean squared error ``mean((prediction - target) ** 2)``."""
+def mse_loss(prediction: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Mean squared error ``mean((prediction - target) ** 2)`` (or its sum, or per element)."""
+    _check_reduction(reduction, "mse_loss")
     if not isinstance(target, Tensor):
         target = Tensor(target)
     if prediction.shape != target.shape:
         raise ValueError(f"mse_loss: prediction has shape {prediction.shape} but target has "
                          f"shape {target.shape}")
     diff = prediction - target
-    return (diff * diff).mean()
+    return _reduce(diff * diff, reduction)
 
 
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``x @ weight.T + bias``, as ``torch.nn.functional.linear``."""
-    y = x @ weight.T
-    return y + bias if bias is not None else y
+def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-(t * log(p) + (1 - t) * log(1 - p))`` for probabilities ``p`` in [0, 1], as PyTorch.
+
+    Each log is clamped at -100 (so ``p = 0`` gives a loss of 100, not inf), and the
+    backward, ``(p - t) / (p * (1 - p))``, divides by at least 1e-12, as PyTorch.
+    ``target`` has ``probs``' shape and gets no gradient; ``weight`` multiplies each loss.
+    """
+    _check_reduction(reduction, "binary_cross_entropy")
+    t = _as_tensor(target, probs)
+    if t.shape != probs.shape:
+        raise ValueError(f"binary_cross_entropy: target has shape {t.shape} but input has "
+                         f"shape {probs.shape}; they must match")
+    xp, p, tv = probs._xp, probs.data, _to_dtype(t.data, probs)
+    if _host_values(p) and p.size and bool(xp.any((p < 0) | (p > 1))):
+        raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; got "
+                         f"values from {float(xp.min(p))} to {float(xp.max(p))} (use "
+                         "binary_cross_entropy_with_logits for raw scores)")
+    loss = -(tv * xp.maximum(xp.log(p), -100.0) + (1 - tv) * xp.maximum(xp.log(1 - p), -100.0))
+    out = op(loss, (probs,), lambda g, p, t: g * (p - t) / xp.maximum(p * (1 - p), 1e-12),
+             saved=(p, tv), name="binary_cross_entropy")
+    if weight is not None:
+        out = out * _as_tensor(weight, probs)
+    return _reduce(out, reduction)
+
+
+def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = None,
+                                     reduction: str = "mean", pos_weight: Any = None) -> Tensor:
+    """Binary cross-entropy of ``sigmoid(logits)``, computed stably from the logits.
+
+    Forward: ``(1 - t) * x + (1 + (w_pos - 1) * t) * softplus(-x)``, with
+    ``softplus(-x) = log1p(exp(-|x|)) + max(-x, 0)`` (never overflows). Backward:
+    ``sigmoid(x) - t`` when ``pos_weight`` is not given. ``target`` gets no gradient.
+    """
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    t = _as_tensor(target, logits)
+    if t.shape != logits.shape:
+        raise ValueError(f"binary_cross_entropy_with_logits: target has shape {t.shape} but "
+                         f"input has shape {logits.shape}; they must match")
+    xp, x, tv = logits._xp, logits.data, _to_dtype(t.data, logits)
+    pw = 1.0 if pos_weight is None else _to_dtype(_as_tensor(pos_weight, logits).data, logits)
+    lw = 1 + (pw - 1) * tv  # the weight of the positive term
+    softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)  # log(1 + exp(-x))
+    loss = (1 - tv) * x + lw * softplus_neg
+    s = 0.5 * (xp.tanh(0.5 * x) + 1)  # sigmoid(x)
+    out = op(loss, (logits,), lambda g, s, t, lw: g * ((1 - t) - lw * (1 - s)),
+             saved=(s, tv, lw), name="binary_cross_entropy_with_logits")
+    if weight is not None:
+        out = out * _as_tensor(weight, logits)
+    return _reduce(out, reduction)
+
+
+def _to_dtype(a: Any, like: Tensor) -> Any:
+    """``a`` converted to ``like``'s dtype (targets given as integers or bools)."""
+    return like._xp.astype(a, like.dtype) if a.dtype != like.dtype else a
+
+
+def one_hot(labels: Any, num_classes: int = -1) -> Tensor:
+    """Integer labels (any shape) as one-hot int64 vectors on a new last axis, as PyTorch.
+
+    ``num_classes=-1`` uses the largest label + 1. Negative labels, or labels not below
+    ``num_classes``, are an error. No gradient.
+    """
+    t = labels.data if isinstance(labels, Tensor) else asarray(labels)
+    xp = namespace(t)
+    if not is_integer(xp, t.dtype):
+        raise TypeError(f"one_hot: labels must be integers; got dtype {t.dtype}")
+    if t.size:
+        low, high = int(xp.min(t)), int(xp.max(t))
+        if low < 0:
+            raise ValueError(f"one_hot: labels must be non-negative; got {low}")
+        if num_classes == -1:
+            num_classes = high + 1
+        elif high >= num_classes:
+            raise ValueError(f"one_hot: label {high} is not below num_classes={num_classes}")
+    elif num_classes == -1:
+        raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass it")
+    return Tensor(xp.astype(t[..., None] == xp.arange(num_classes), xp.int64))
+
+
+# ---------------------------------------------------------------------------------------------
+# Activations (the nn layers of the same names call these)
 
 
 def relu(x: Tensor) -> Tensor:
@@ -117,3 +366,104 @@ def tanh(x: Tensor) -> Tensor:
 
 def leaky_relu(x: Tensor, slope: float = 0.01) -> Tensor:
     return x.leaky_relu(slope)
+
+
+def _erf(xp: Any, x: Any) -> Any:
+    """The error function, to about 1e-13 (the array API has no ``erf``).
+
+    For ``|x| < 3``: its Taylor series (50 terms). Beyond: ``1 - erfc``, with ``erfc`` from
+    its continued fraction ``exp(-x**2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / ...)))``.
+    """
+    a = xp.abs(x)
+    s = xp.minimum(a, 3.0)
+    term, total, s2 = s, s, s * s
+    for n in range(1, 50):
+        term = -term * s2 / n
+        total = total + term / (2 * n + 1)
+    series = total * (2 / math.sqrt(math.pi))
+    b = xp.maximum(a, 3.0)
+    k = b
+    for n in range(60, 0, -1):
+        k = b + (n / 2) / k
+    tail = 1 - xp.exp(-b * b) / (math.sqrt(math.pi) * k)
+    return xp.sign(x) * xp.where(a < 3.0, series, tail)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)``, Phi the standard normal CDF (``approximate="tanh"``: its tanh formula).
+
+    Backward: ``Phi(x) + x * phi(x)``, phi the normal density (for "tanh", the derivative of
+    the tanh formula), as PyTorch.
+    """
+    xp, v = x._xp, x.data
+    if approximate == "none":
+        cdf = 0.5 * (1 + _erf(xp, v / math.sqrt(2)))
+        return op(v * cdf, (x,), lambda g, v, cdf: g * (cdf + v * xp.exp(-0.5 * v * v)
+                                                         / math.sqrt(2 * math.pi)),
+                  saved=(v, cdf), name="gelu")
+    if approximate != "tanh":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}")
+    k = math.sqrt(2 / math.pi)
+    th = xp.tanh(k * (v + 0.044715 * v * v * v))
+    return op(0.5 * v * (1 + th), (x,),
+              lambda g, v, th: g * (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * k
+                                    * (1 + 3 * 0.044715 * v * v)),
+              saved=(v, th), name="gelu")
+
+
+def silu(x: Tensor) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish). Backward: ``s * (1 + x * (1 - s))``."""
+    xp, v = x._xp, x.data
+    s = 0.5 * (xp.tanh(0.5 * v) + 1)
+    return op(v * s, (x,), lambda g, v, s: g * s * (1 + v * (1 - s)), saved=(v, s), name="silu")
+
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``. Backward: 1, or ``alpha * exp(x)``
+    (at 0: ``alpha``, as PyTorch)."""
+    xp, v = x._xp, x.data
+    return op(xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0.0))), (x,),
+              lambda g, v: xp.where(v > 0, g, g * alpha * xp.exp(xp.minimum(v, 0.0))),
+              saved=(v,), name="elu")
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and just ``x`` where ``beta * x > threshold``.
+
+    Backward: ``sigmoid(beta * x)`` (1 above the threshold), as PyTorch.
+    """
+    xp, v = x._xp, x.data
+    bx = beta * v
+    linear_part = bx > threshold
+    y = xp.where(linear_part, v, (xp.log1p(xp.exp(-xp.abs(bx))) + xp.maximum(bx, 0.0)) / beta)
+    return op(y, (x,), lambda g, bx: xp.where(bx > threshold, g, g * 0.5 * (xp.tanh(0.5 * bx)
+                                                                              + 1)),
+              saved=(bx,), name="softplus")
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``x`` clipped to ``[min_val, max_val]``. Backward: 1 strictly inside, 0 at the bounds
+    and outside, as PyTorch (unlike :meth:`Tensor.clamp`, which passes it at the bounds)."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is larger than max_val {max_val}")
+    xp, v = x._xp, x.data
+    return op(xp.clip(v, min_val, max_val), (x,),
+              lambda g, v: g * xp.astype((v > min_val) & (v < max_val), g.dtype),
+              saved=(v,), name="hardtanh")
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, stable for any x.
+
+    Backward: ``1 - sigmoid(x)``.
+    """
+    xp, v = x._xp, x.data
+    y = xp.minimum(v, 0.0) - xp.log1p(xp.exp(-xp.abs(v)))
+    return op(y, (x,), lambda g, v: g * 0.5 * (1 - xp.tanh(0.5 * v)), saved=(v,),
+              name="logsigmoid")
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias``, as ``torch.nn.functional.linear``."""
+    y = x @ weight.T
+    return y + bias if bias is not None else y

@@ -72,7 +72,8 @@ def gradcheck(fn: Callable[..., Tensor], *inputs: Any, eps: float = 1e-6, atol: 
     """Compare the engine's gradients of ``fn(*inputs)`` with central differences.
 
     Every floating input is copied to float64 and checked element by element. Non-scalar
-    outputs are reduced with fixed weights first.
+    outputs are reduced with fixed weights first. A gradient that is NaN or infinite (from
+    backward or from the finite differences) never agrees.
 
     Returns
     -------
@@ -86,9 +87,12 @@ def gradcheck(fn: Callable[..., Tensor], *inputs: Any, eps: float = 1e-6, atol: 
         analytic = t.grad if t.grad is not None else xp.zeros_like(t.data)
         numeric = numerical_grad(fn, tensors, k, eps)
         err = xp.abs(analytic - numeric)
-        bad = err > atol + rtol * xp.abs(numeric)
+        # "not (err <= tolerance)" rather than "err > tolerance": a NaN or inf gradient, from
+        # backward or from the differences, fails (NaN compares False with everything).
+        bad = ~(err <= atol + rtol * xp.abs(numeric)) | ~xp.isfinite(analytic)
         if bool(xp.any(bad)):
-            flat = xp.reshape(err - (atol + rtol * xp.abs(numeric)), (-1,))
+            excess = xp.where(bad, err - (atol + rtol * xp.abs(numeric)), -xp.inf)
+            flat = xp.reshape(xp.where(xp.isnan(excess), xp.inf, excess), (-1,))
             pos = int(xp.argmax(flat))
             index = tuple(_unravel(pos, t.shape))
             a = float(xp.reshape(analytic, (-1,))[pos])

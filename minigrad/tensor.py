@@ -20,18 +20,24 @@ namespace (``self._xp``), so the same code runs on NumPy, CuPy and array-api-str
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
+import numbers
 from heapq import heappop, heappush
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
-from .backend import (asarray, check_same_device, is_floating, namespace, resolve_dtype,
-                      scatter_add, to_numpy)
+from .backend import (asarray, check_same_device, device_name, is_floating, namespace,
+                      resolve_dtype, scatter_add, to_numpy)
 from .broadcast import broadcast_shapes, unbroadcast
 
 __all__ = [
-    "Tensor", "tensor", "op", "no_grad", "enable_grad", "is_grad_enabled",
-    "maximum", "minimum", "concatenate", "stack", "where",
+    "Tensor", "tensor", "op", "no_grad", "enable_grad", "is_grad_enabled", "AxisError",
+    "maximum", "minimum", "concatenate", "cat", "stack", "where",
     "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "leaky_relu",
+    "sin", "cos", "tan", "log1p", "expm1", "rsqrt", "sign", "floor", "ceil", "round",
+    "isnan", "isinf", "clamp", "clip", "abs", "argmax", "argmin", "logsumexp", "prod",
+    "cumsum", "var", "std", "tril", "triu", "gather", "masked_fill", "unsqueeze", "squeeze",
+    "permute", "flatten", "transpose",
 ]
 
 Array = Any  # an array of any array-API namespace (NumPy, CuPy, array-api-strict)
@@ -154,6 +160,8 @@ def _accumulate_grad(leaf: "Tensor", g: Array) -> None:
             leaf.grad = home
         else:
             leaf.grad = leaf._xp.astype(g, leaf.data.dtype, copy=True)
+            if not leaf.grad.shape:  # NumPy's 0-d results are immutable scalars: += below
+                leaf.grad = leaf._xp.asarray(leaf.grad)  # would not change .grad; an array will
     else:
         if g.dtype != grad.dtype:
             g = leaf._xp.astype(g, grad.dtype)
@@ -187,6 +195,10 @@ class Tensor:
             data = data.data
         self.data = asarray(data, dtype=dtype)
         self._xp = namespace(self.data)
+        if not _is_numeric(self._xp, self.data.dtype):
+            raise TypeError(f"Tensor: expected numbers (a number, a nested list of numbers or an "
+                            f"array); got {type(data).__name__} {data!r:.60}, which gives dtype "
+                            f"{self.data.dtype}")
         if requires_grad and not is_floating(self._xp, self.data.dtype):
             raise TypeError(f"Tensor: only floating-point tensors can require grad; got dtype "
                             f"{self.data.dtype}. Pass dtype='float64' or float data.")
@@ -339,19 +351,19 @@ class Tensor:
         if self._vjp is None:  # a leaf: its gradient is the one given
             _accumulate_grad(self, grad)
             return
-        # Each tensor made by an operation is numbered when it is made, so after its inputs.
-        # Running the waiting tensors newest first is therefore a topological order: a VJP runs
-        # once, after every use of its tensor has sent its gradient back. A heap hands out the
-        # newest; ``grads`` holds the sums still on their way.
-        grads = {id(self): grad}
-        waiting = [(-self._seq, self)]
+        # Each tensor made by an operation is numbered when it is made (``_seq``), so after its
+        # inputs. Running the waiting tensors newest first is therefore a topological order: a
+        # VJP runs once, after every use of its tensor has sent its gradient back. ``pending``
+        # maps a number to [tensor, sum of the gradients so far]; a heap of the negated numbers
+        # (plain ints: cheap to compare) hands out the newest.
+        pending = {self._seq: [self, grad]}
+        waiting = [-self._seq]
         while waiting:
-            node = heappop(waiting)[1]
-            g = grads.pop(id(node))
+            node, g = pending.pop(-heappop(waiting))
             if node._retains_grad:
                 node.grad = g if node.grad is None else node.grad + g
             parent_grads = node._vjp(g, *node._saved)
-            if not isinstance(parent_grads, tuple):
+            if type(parent_grads) is not tuple:
                 parent_grads = (parent_grads,)
             for parent, pg in zip(node._parents, parent_grads):
                 if pg is None or not parent.requires_grad:
@@ -363,84 +375,124 @@ class Tensor:
                         f"its input's shape: did you unbroadcast?")
                 if parent._vjp is None:  # a leaf: nothing flows on, the sum lands in .grad
                     _accumulate_grad(parent, pg)
-                elif id(parent) in grads:  # used more than once: the gradients add up
-                    grads[id(parent)] = grads[id(parent)] + pg
-                else:
-                    grads[id(parent)] = pg
-                    heappush(waiting, (-parent._seq, parent))
+                    continue
+                entry = pending.get(parent._seq)
+                if entry is None:  # the first gradient to reach this tensor
+                    pending[parent._seq] = [parent, pg]
+                    heappush(waiting, -parent._seq)
+                else:  # used more than once: the gradients add up
+                    entry[1] = entry[1] + pg
             if not retain_graph:
                 node._vjp, node._saved = _freed, ()
 
     # --- elementwise arithmetic -----------------------------------------------------------------
-    # A Python number is a constant, not a parent: it keeps the tensor's dtype (float32 stays
-    # float32) and gets no gradient.
+    # A Python number (or a NumPy scalar) is a constant, not a parent: it keeps the tensor's
+    # dtype (float32 stays float32) and gets no gradient. Two tensors of different dtypes are
+    # first given one dtype by _common() (PyTorch's rule, see the class docstring).
 
     def __add__(self, other: Any) -> "Tensor":
-        if _is_number(other):
-            return op(self.data + other, (self,), lambda g: g, name="add")
-        a, b = self, _lift(other, self)
+        c = _scalar(other)
+        if c is not None:
+            return op(self.data + c, (self,), lambda g: g, name="add")
+        a, b = _operands(self, other)
         sa, sb = a.shape, b.shape
         return op(_binary(a, b, "add", lambda x, y: x + y), (a, b),
                   lambda g: (unbroadcast(g, sa), unbroadcast(g, sb)), name="add")
 
     def __sub__(self, other: Any) -> "Tensor":
-        if _is_number(other):
-            return op(self.data - other, (self,), lambda g: g, name="sub")
-        a, b = self, _lift(other, self)
+        c = _scalar(other)
+        if c is not None:
+            return op(self.data - c, (self,), lambda g: g, name="sub")
+        a, b = _operands(self, other)
         sa, sb = a.shape, b.shape
         return op(_binary(a, b, "sub", lambda x, y: x - y), (a, b),
                   lambda g: (unbroadcast(g, sa), unbroadcast(-g, sb)), name="sub")
 
     def __mul__(self, other: Any) -> "Tensor":
-        if _is_number(other):
-            return op(self.data * other, (self,), lambda g: g * other, name="mul")
-        a, b = self, _lift(other, self)
+        c = _scalar(other)
+        if c is not None:
+            return op(self.data * c, (self,), lambda g: g * c, name="mul")
+        a, b = _operands(self, other)
         sa, sb = a.shape, b.shape
         return op(_binary(a, b, "mul", lambda x, y: x * y), (a, b),
                   lambda g, x, y: (unbroadcast(g * y, sa), unbroadcast(g * x, sb)),
                   saved=(a.data, b.data), name="mul")
 
     def __truediv__(self, other: Any) -> "Tensor":
-        if _is_number(other):
-            return op(self.data / other, (self,), lambda g: g / other, name="div")
-        a, b = self, _lift(other, self)
+        c = _scalar(other)
+        if c is not None:
+            return op(self.data / c, (self,), lambda g: g / c, name="div")
+        a, b = _operands(self, other)
         sa, sb = a.shape, b.shape
         return op(_binary(a, b, "div", lambda x, y: x / y), (a, b),
                   lambda g, x, y: (unbroadcast(g / y, sa), unbroadcast(-g * x / (y * y), sb)),
                   saved=(a.data, b.data), name="div")
 
+    def __floordiv__(self, other: Any) -> "Tensor":
+        """``floor(a / b)``. No gradient: a step function (PyTorch does not differentiate it)."""
+        a, b = _operands(self, other)
+        return Tensor(_binary(a, b, "floordiv", lambda x, y: x // y))
+
+    def __rfloordiv__(self, other: Any) -> "Tensor":
+        return _lift(other, self) // self
+
+    def __mod__(self, other: Any) -> "Tensor":
+        """``a - floor(a / b) * b`` (the sign of ``b``, as Python and PyTorch's ``remainder``).
+
+        Gradient: ``g`` for ``a`` and ``-g * floor(a / b)`` for ``b``, as PyTorch.
+        """
+        xp = self._xp
+        c = _scalar(other)
+        if c is not None:
+            return op(self.data % c, (self,), lambda g: g, name="mod")
+        a, b = _operands(self, other)
+        sa, sb = a.shape, b.shape
+        return op(_binary(a, b, "mod", lambda x, y: x % y), (a, b),
+                  lambda g, x, y: (unbroadcast(g, sa), unbroadcast(-g * xp.floor(x / y), sb)),
+                  saved=(a.data, b.data), name="mod")
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        return _lift(other, self) % self
+
     def __neg__(self) -> "Tensor":
         return op(-self.data, (self,), lambda g: -g, name="neg")
 
     def __pow__(self, other: Any) -> "Tensor":
-        if _is_number(other):  # x ** p: p * x ** (p - 1)
-            p = other
+        """``x ** e``. Gradients as PyTorch: ``e * x ** (e - 1)`` for ``x``, but 0 where
+        ``e == 0`` (so ``x ** 0`` has gradient 0 even at ``x = 0``); ``x ** e * log(x)`` for
+        ``e``, but 0 where ``x == 0`` and ``e >= 0``."""
+        xp = self._xp
+        p = _scalar(other)
+        if p == 0:  # x ** 0 == 1 everywhere: gradient 0 (not 0 * x ** -1, NaN at 0)
+            return op(self.data ** p, (self,), lambda g: xp.zeros_like(g), name="pow")
+        if p is not None:  # x ** p: p * x ** (p - 1)
             return op(self.data ** p, (self,), lambda g, x: g * p * x ** (p - 1),
                       saved=(self.data,), name="pow")
-        a, b = self, _lift(other, self)
+        a, b = _operands(self, other)
         sa, sb = a.shape, b.shape
         y = _binary(a, b, "pow", lambda x, e: x ** e)
-        xp = self._xp
         if not b.requires_grad:  # only the base needs a gradient (log of x may not exist)
-            return op(y, (a,), lambda g, x, e: unbroadcast(g * e * x ** (e - 1), sa),
-                      saved=(a.data, b.data), name="pow")
+            return op(y, (a,), lambda g, x, e: unbroadcast(
+                xp.where(e == 0, 0.0, g * e * x ** (e - 1)), sa), saved=(a.data, b.data),
+                name="pow")
         return op(y, (a, b),  # x ** e: e * x ** (e - 1) for x, x ** e * log(x) for e
-                  lambda g, x, e, y: (unbroadcast(g * e * x ** (e - 1), sa),
-                                      unbroadcast(g * y * xp.log(x), sb)),
+                  lambda g, x, e, y: (
+                      unbroadcast(xp.where(e == 0, 0.0, g * e * x ** (e - 1)), sa),
+                      unbroadcast(xp.where((x == 0) & (e >= 0), 0.0, g * y * xp.log(x)), sb)),
                   saved=(a.data, b.data, y), name="pow")
 
     def __radd__(self, other: Any) -> "Tensor":
         return self + other
 
     def __rsub__(self, other: Any) -> "Tensor":
-        return -self + other if _is_number(other) else _lift(other, self) - self
+        return -self + other if _scalar(other) is not None else _lift(other, self) - self
 
     def __rmul__(self, other: Any) -> "Tensor":
         return self * other
 
     def __rtruediv__(self, other: Any) -> "Tensor":
-        if _is_number(other):  # c / x: -c / x**2
-            c = other
+        c = _scalar(other)
+        if c is not None:  # c / x: -c / x**2
             return op(c / self.data, (self,), lambda g, x: -g * c / (x * x),
                       saved=(self.data,), name="div")
         return _lift(other, self) / self
@@ -484,9 +536,38 @@ class Tensor:
         return op(self._xp.log(self.data), (self,), lambda g, x: g / x,
                   saved=(self.data,), name="log")
 
+    def log1p(self) -> "Tensor":
+        """``log(1 + x)``, accurate for small ``x``; gradient ``1 / (1 + x)``."""
+        return op(self._xp.log1p(self.data), (self,), lambda g, x: g / (1 + x),
+                  saved=(self.data,), name="log1p")
+
+    def expm1(self) -> "Tensor":
+        """``exp(x) - 1``, accurate for small ``x``; gradient ``exp(x) = y + 1``."""
+        y = self._xp.expm1(self.data)
+        return op(y, (self,), lambda g, y: g * (y + 1), saved=(y,), name="expm1")
+
     def sqrt(self) -> "Tensor":
         y = self._xp.sqrt(self.data)
         return op(y, (self,), lambda g, y: g / (2 * y), saved=(y,), name="sqrt")
+
+    def rsqrt(self) -> "Tensor":
+        """``1 / sqrt(x)``; gradient ``-y**3 / 2``."""
+        y = 1 / self._xp.sqrt(self.data)
+        return op(y, (self,), lambda g, y: -0.5 * g * y * y * y, saved=(y,), name="rsqrt")
+
+    def sin(self) -> "Tensor":
+        xp = self._xp
+        return op(xp.sin(self.data), (self,), lambda g, x: g * xp.cos(x),
+                  saved=(self.data,), name="sin")
+
+    def cos(self) -> "Tensor":
+        xp = self._xp
+        return op(xp.cos(self.data), (self,), lambda g, x: -g * xp.sin(x),
+                  saved=(self.data,), name="cos")
+
+    def tan(self) -> "Tensor":
+        y = self._xp.tan(self.data)
+        return op(y, (self,), lambda g, y: g * (1 + y * y), saved=(y,), name="tan")
 
     def tanh(self) -> "Tensor":
         y = self._xp.tanh(self.data)
@@ -508,33 +589,212 @@ class Tensor:
                   lambda g, x: xp.where(x > 0, g, slope * g), saved=(x,), name="leaky_relu")
 
     def abs(self) -> "Tensor":
+        """``|x|``; gradient ``sign(x)``, so 0 at 0 (as PyTorch)."""
         xp = self._xp
         return op(xp.abs(self.data), (self,), lambda g, x: g * xp.sign(x),
                   saved=(self.data,), name="abs")
 
     __abs__ = abs
 
-    # --- reductions -----------------------------------------------------------------------------
+    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
+        """Limit the values to ``[min, max]`` (either may be ``None``); also named ``clip``.
 
-    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
+        The gradient passes where ``min <= x <= max`` (bounds included) and is 0 outside, as
+        PyTorch. The bounds are numbers (constants): they get no gradient. As in PyTorch,
+        ``min > max`` gives ``max`` everywhere.
+        """
+        if min is None and max is None:
+            raise ValueError("clamp: give at least one of min and max; got neither")
+        for name, bound in (("min", min), ("max", max)):
+            if bound is not None and _scalar(bound) is None:
+                raise TypeError(f"clamp: {name} must be a number or None; got "
+                                f"{type(bound).__name__} (use maximum()/minimum() for tensors)")
+        xp, x = self._xp, self.data
+        y = xp.clip(x, min, max)
+        if max is not None and min is not None and min > max:
+            y = xp.full_like(x, max)
+        lo = float("-inf") if min is None else min
+        hi = float("inf") if max is None else max
+        return op(y, (self,), lambda g, x: g * xp.astype((x >= lo) & (x <= hi), g.dtype),
+                  saved=(x,), name="clamp")
+
+    clip = clamp
+
+    # Step functions: their derivative is 0 wherever it exists; PyTorch gives a zero gradient.
+
+    def sign(self) -> "Tensor":
+        """-1, 0 or 1. Gradient 0 everywhere (as PyTorch)."""
+        return _step(self, self._xp.sign(self.data), "sign")
+
+    def floor(self) -> "Tensor":
+        """Round down. Gradient 0 everywhere (as PyTorch)."""
+        return _step(self, self._xp.floor(self.data), "floor")
+
+    def ceil(self) -> "Tensor":
+        """Round up. Gradient 0 everywhere (as PyTorch)."""
+        return _step(self, self._xp.ceil(self.data), "ceil")
+
+    def round(self, decimals: int = 0) -> "Tensor":
+        """Round half to even (as NumPy and PyTorch), to ``decimals`` places. Gradient 0."""
+        xp, x = self._xp, self.data
+        if decimals == 0:
+            return _step(self, xp.round(x), "round")
+        scale = 10.0 ** decimals
+        return _step(self, xp.round(x * scale) / scale, "round")
+
+    def isnan(self) -> "Tensor":
+        """A boolean tensor, True where the value is NaN (no gradient)."""
+        return Tensor(self._xp.isnan(self.data))
+
+    def isinf(self) -> "Tensor":
+        """A boolean tensor, True where the value is +inf or -inf (no gradient)."""
+        return Tensor(self._xp.isinf(self.data))
+
+    # --- reductions -----------------------------------------------------------------------------
+    # ``axis`` (NumPy) and ``dim`` (PyTorch) are the same argument: an int, a tuple or a list
+    # of ints, or None for all axes; ``keepdims`` and ``keepdim`` likewise.
+
+    def sum(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+            keepdim: bool | None = None) -> "Tensor":
         """Sum over ``axis`` (all axes by default); each input gets the output's gradient."""
+        axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
         xp, shape = self._xp, self.shape
         kept = _kept_shape(shape, axis)
-        return op(xp.sum(self.data, axis=axis, keepdims=keepdims), (self,),
+        axes = _axes(self.ndim, axis)
+        return op(xp.sum(self.data, axis=axes, keepdims=keepdims), (self,),
                   lambda g: xp.broadcast_to(xp.reshape(g, kept), shape), name="sum")
 
-    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
-        """Mean over ``axis``: a sum divided by the number of values averaged."""
-        count = self.size // _prod(_kept_shape(self.shape, axis))
-        return self.sum(axis=axis, keepdims=keepdims) / count
+    def mean(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+             keepdim: bool | None = None) -> "Tensor":
+        """Mean over ``axis``: a sum divided by the number of values averaged (NaN if none)."""
+        axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
+        count = _prod(self.shape[i] for i in _axes(self.ndim, axis))
+        total = self.sum(axis=axis, keepdims=keepdims)
+        return total / count if count else total * float("nan")
 
-    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
-        """Largest value over ``axis``; the gradient goes to the (first) position selected."""
+    def var(self, axis: Axis = None, *, correction: float = 1, keepdims: bool = False,
+            dim: Axis = None, keepdim: bool | None = None) -> "Tensor":
+        """Variance ``sum((x - mean)**2) / (N - correction)`` over ``axis``.
+
+        ``correction=1`` (the default, as PyTorch) is the unbiased estimate; ``correction=0``
+        is NumPy's default ``var``. Gradient: ``2 * (x - mean) / (N - correction)``.
+        """
+        axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
+        xp, shape = self._xp, self.shape
+        kept = _kept_shape(shape, axis)
+        axes = _axes(self.ndim, axis)
+        n = _prod(shape[i] for i in axes)
+        d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
+        ss = xp.sum(d * d, axis=axes, keepdims=keepdims)
+        denom = n - correction if n - correction > 0 else float("nan")  # NaN, as PyTorch
+        y = ss / denom
+        return op(y, (self,), lambda g, d: xp.reshape(g, kept) * (2 * d / denom),
+                  saved=(d,), name="var")
+
+    def std(self, axis: Axis = None, *, correction: float = 1, keepdims: bool = False,
+            dim: Axis = None, keepdim: bool | None = None) -> "Tensor":
+        """Standard deviation ``sqrt(var)`` (``correction=1`` by default, as PyTorch).
+
+        Gradient: ``(x - mean) / ((N - correction) * std)``, and 0 where ``std`` is 0 (all
+        values equal), as PyTorch.
+        """
+        axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
+        xp, shape = self._xp, self.shape
+        kept = _kept_shape(shape, axis)
+        axes = _axes(self.ndim, axis)
+        n = _prod(shape[i] for i in axes)
+        d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
+        denom = n - correction if n - correction > 0 else float("nan")  # NaN, as PyTorch
+        sk = xp.sqrt(xp.sum(d * d, axis=axes, keepdims=True) / denom)  # std, axes kept
+        y = sk if keepdims else xp.reshape(sk, _reduced_shape(shape, axes))
+        safe = xp.where(sk == 0, 1.0, sk)
+        return op(y, (self,), lambda g, d, sk, safe: xp.where(
+            sk == 0, 0.0, xp.reshape(g, kept) / safe) * d / denom,
+            saved=(d, sk, safe), name="std")
+
+    def logsumexp(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+                  keepdim: bool | None = None) -> "Tensor":
+        """``log(sum(exp(x)))`` over ``axis``, shifted by the max so that nothing overflows.
+
+        Gradient: ``exp(x - logsumexp(x))``, the softmax. Rows of ``-inf`` give ``-inf``.
+        """
+        axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
+        xp, x, shape = self._xp, self.data, self.shape
+        kept = _kept_shape(shape, axis)
+        axes = _axes(self.ndim, axis)
+        m = xp.max(x, axis=axes, keepdims=True)
+        m = xp.where(xp.isinf(m), 0.0, m)  # a row of -inf: no shift (keeps -inf - -inf away)
+        y_kept = m + xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True))
+        y = y_kept if keepdims else xp.reshape(y_kept, _reduced_shape(shape, axes))
+        return op(y, (self,), lambda g, x, yk: xp.reshape(g, kept) * xp.exp(x - yk),
+                  saved=(x, y_kept), name="logsumexp")
+
+    def prod(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+             keepdim: bool | None = None) -> "Tensor":
+        """Product over ``axis``. Gradient: the product of the *other* values of the group.
+
+        That is computed from running products from the left and from the right, never as
+        ``prod / x``, so zeros are handled exactly (as PyTorch).
+        """
+        axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
+        xp, shape = self._xp, self.shape
+        kept = _kept_shape(shape, axis)
+        axes = _axes(self.ndim, axis)
+        return op(xp.prod(self.data, axis=axes, keepdims=keepdims), (self,),
+                  lambda g, x: xp.reshape(g, kept) * _product_of_others(xp, x, axes),
+                  saved=(self.data,), name="prod")
+
+    def cumsum(self, axis: int | None = None, *, dim: int | None = None) -> "Tensor":
+        """Running sum along ``axis`` (required, as PyTorch's ``dim``; a 0-d or 1-d tensor
+        may leave it out). Gradient: the running sum of ``g`` from the other end."""
+        axis, _ = _reduce_args(axis, dim, False, None)
+        if axis is None:
+            if self.ndim > 1:
+                raise TypeError(f"cumsum: give the axis (dim=) to sum along; the tensor has "
+                                f"shape {self.shape}")
+            axis = 0
+        xp = self._xp
+        if self.ndim == 0:
+            return op(xp.reshape(self.data, ()), (self,), lambda g: g, name="cumsum")
+        (a,) = _axes(self.ndim, axis)
+        return op(xp.cumulative_sum(self.data, axis=a), (self,),
+                  lambda g: xp.flip(xp.cumulative_sum(xp.flip(g, axis=a), axis=a), axis=a),
+                  name="cumsum")
+
+    def max(self, axis: Axis = None, keepdims: bool = False, *, dim: int | None = None,
+            keepdim: bool | None = None) -> Any:
+        """Largest value, over all axes or over ``axis``; or ``(values, indices)`` with ``dim=``.
+
+        The two names give the two libraries' answers (positional arguments are ``axis``):
+
+        * ``x.max()`` and ``x.max(axis=...)`` return the values, as NumPy's ``max`` (and
+          PyTorch's ``x.max()`` and ``amax``). When several values tie for the maximum, the
+          gradient is split evenly among them, as PyTorch does for these.
+        * ``x.max(dim=d)`` returns the pair ``(values, indices)``, as PyTorch's
+          ``x.max(dim=d)``; the gradient goes to the index returned (the first maximum).
+        """
+        if dim is not None:
+            return _extreme_with_index(self, dim, bool(keepdim) or keepdims, "max")
+        axis, keepdims = _reduce_args(axis, None, keepdims, keepdim)
         return _extreme(self, axis, keepdims, "max")
 
-    def min(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
-        """Smallest value over ``axis``; the gradient goes to the (first) position selected."""
+    def min(self, axis: Axis = None, keepdims: bool = False, *, dim: int | None = None,
+            keepdim: bool | None = None) -> Any:
+        """Smallest value; ``(values, indices)`` with ``dim=``. See :meth:`max` for the rules."""
+        if dim is not None:
+            return _extreme_with_index(self, dim, bool(keepdim) or keepdims, "min")
+        axis, keepdims = _reduce_args(axis, None, keepdims, keepdim)
         return _extreme(self, axis, keepdims, "min")
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
+               keepdim: bool | None = None) -> "Tensor":
+        """Index of the (first) largest value, of the flattened tensor by default. No gradient."""
+        return _arg_extreme(self, axis, dim, keepdims, keepdim, "argmax")
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
+               keepdim: bool | None = None) -> "Tensor":
+        """Index of the (first) smallest value, of the flattened tensor by default. No gradient."""
+        return _arg_extreme(self, axis, dim, keepdims, keepdim, "argmin")
 
     # --- shape ----------------------------------------------------------------------------------
 
@@ -550,37 +810,205 @@ class Tensor:
                              f"to {shape}") from None
         return op(y, (self,), lambda g: xp.reshape(g, old), name="reshape")
 
+    def view(self, *shape: Any) -> "Tensor":
+        """PyTorch's name for :meth:`reshape`. (Here it may copy; nothing shares memory.)"""
+        return self.reshape(*shape)
+
     def transpose(self, *axes: int) -> "Tensor":
-        """Permute the axes (reverse them by default); the gradient is permuted back."""
+        """Swap two axes (PyTorch), or permute all of them (NumPy); reverse them by default.
+
+        ``x.transpose(0, 2)`` swaps axes 0 and 2 of a tensor of any number of axes, as
+        ``torch.transpose``. ``x.transpose(2, 0, 1)`` (as many axes as the tensor has) is a
+        full permutation, as ``numpy.transpose``. On a matrix the two readings agree. Axes out
+        of range are an error. The gradient is permuted back.
+        """
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
+        n = self.ndim
+        if not axes:
+            return self.permute(tuple(range(n))[::-1])
+        if len(axes) == 2 and n != 2:  # PyTorch: swap two axes
+            a, b = (_axis_index(n, d, "transpose") for d in axes)
+            order = list(range(n))
+            order[a], order[b] = b, a
+            return self.permute(order)
+        if len(axes) != n:
+            raise ValueError(f"transpose: expected two axes to swap or a permutation of all "
+                             f"{n} axes of shape {self.shape}; got {axes}")
+        order = tuple(_axis_index(n, d, "transpose") for d in axes)
+        if sorted(order) != list(range(n)):
+            raise ValueError(f"transpose: {axes} is not a permutation of the {n} axes of shape "
+                             f"{self.shape}")
+        return self.permute(order)
+
+    def permute(self, *dims: int) -> "Tensor":
+        """Reorder the axes: axis ``i`` of the result is axis ``dims[i]`` of this tensor.
+
+        ``dims`` must name every axis once (as ``torch.permute``). The gradient is permuted
+        back by the inverse permutation.
+        """
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        n = self.ndim
+        order = tuple(_axis_index(n, d, "permute") for d in dims)
+        if sorted(order) != list(range(n)):
+            raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {n} axes of "
+                             f"shape {self.shape}")
         xp = self._xp
-        axes = tuple(range(self.ndim))[::-1] if not axes else tuple(a % self.ndim for a in axes)
-        if sorted(axes) != list(range(self.ndim)):
-            raise ValueError(f"transpose: axes {axes} are not a permutation of the "
-                             f"{self.ndim} axes of shape {self.shape}")
-        inverse = tuple(sorted(range(self.ndim), key=axes.__getitem__))
-        return op(xp.permute_dims(self.data, axes), (self,),
+        inverse = tuple(sorted(range(n), key=order.__getitem__))
+        return op(xp.permute_dims(self.data, order), (self,),
                   lambda g: xp.permute_dims(g, inverse), name="transpose")
 
     @property
     def T(self) -> "Tensor":
+        """All axes reversed (the transpose of a matrix)."""
         return self.transpose()
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        """Merge axes ``start_dim`` to ``end_dim`` into one (all of them by default)."""
+        """Merge axes ``start_dim`` to ``end_dim`` into one (all of them by default).
+
+        Axes out of range, or ``start_dim`` after ``end_dim``, are an error; a 0-d tensor
+        becomes shape ``(1,)``, as in PyTorch.
+        """
         shape = self.shape
+        start = _axis_index(self.ndim, start_dim, "flatten")
+        end = _axis_index(self.ndim, end_dim, "flatten")
+        if start > end:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                             f"for shape {shape}")
         if not shape:
             return self.reshape((1,))
-        start, end = start_dim % len(shape), end_dim % len(shape)
         return self.reshape(shape[:start] + (_prod(shape[start:end + 1]),) + shape[end + 1:])
 
+    def unsqueeze(self, dim: int) -> "Tensor":
+        """Insert an axis of size 1 at position ``dim`` (from ``-ndim - 1`` to ``ndim``)."""
+        n = self.ndim
+        if not isinstance(dim, int) or not -n - 1 <= dim <= n:
+            raise AxisError(f"unsqueeze: dim must be an int from {-n - 1} to {n} for shape "
+                            f"{self.shape}; got {dim!r}")
+        d = dim % (n + 1)
+        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+    def squeeze(self, dim: Axis = None) -> "Tensor":
+        """Remove axes of size 1: all of them, or those of ``dim`` (an int or a tuple).
+
+        As PyTorch (and unlike NumPy), naming an axis whose size is not 1 leaves it alone.
+        """
+        axes = _axes(self.ndim, tuple(dim) if isinstance(dim, list) else dim)
+        return self.reshape(tuple(n for i, n in enumerate(self.shape)
+                                  if not (i in axes and n == 1)))
+
+    def expand(self, *sizes: int) -> "Tensor":
+        """Broadcast to ``sizes`` without copying (``-1`` keeps an axis); gradient: summed back.
+
+        New axes go in front; an existing axis can only grow from size 1, as PyTorch.
+        """
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        shape, lead = self.shape, len(sizes) - self.ndim
+        if lead < 0:
+            raise ValueError(f"expand: {tuple(sizes)} has fewer axes than the tensor's shape "
+                             f"{shape}")
+        target = tuple(shape[i - lead] if i >= lead and n == -1 else n
+                       for i, n in enumerate(sizes))
+        for i, n in enumerate(shape):
+            if n != 1 and n != target[lead + i] or target[lead + i] < 0 or \
+                    any(m < 0 for m in target[:lead]):
+                raise ValueError(f"expand: cannot expand shape {shape} to {tuple(sizes)}: axis "
+                                 f"{lead + i} has size {n}, which only grows from 1")
+        xp = self._xp
+        return op(xp.broadcast_to(self.data, target), (self,),
+                  lambda g: unbroadcast(g, shape), name="expand")
+
     def __getitem__(self, index: Any) -> "Tensor":
-        """Index like NumPy; the gradient is added back at the positions read (repeats add)."""
+        """Index like NumPy; the gradient is added back at the positions read (repeats add).
+
+        Indexing keeps NumPy's rules on purpose (PyTorch's agree for ints, slices, ``None``,
+        ``...``, integer and boolean arrays).
+        """
         xp, shape, dtype = self._xp, self.shape, self.dtype
         index = _index_for(index, self.data)
         return op(self.data[index], (self,),
                   lambda g: scatter_add(xp, shape, dtype, index, g), name="index")
+
+    # --- selecting and filling ------------------------------------------------------------------
+
+    def masked_fill(self, mask: Any, value: float) -> "Tensor":
+        """``value`` where ``mask`` is True, else the tensor's value. Gradient: 0 where filled.
+
+        ``mask`` is a boolean tensor or array that broadcasts to this tensor's shape.
+        """
+        xp, x = self._xp, self.data
+        m = _raw(mask)
+        if not xp.isdtype(m.dtype, "bool"):
+            raise TypeError(f"masked_fill: mask must be boolean; got dtype {m.dtype}")
+        if broadcast_shapes(tuple(m.shape), self.shape, op="masked_fill") != self.shape:
+            raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} does not broadcast "
+                             f"to the tensor's shape {self.shape}")
+        c = _scalar(value)
+        if c is None:
+            raise TypeError(f"masked_fill: value must be a number; got {type(value).__name__}")
+        return op(xp.where(m, xp.asarray(c, dtype=x.dtype), x), (self,),
+                  lambda g: xp.where(m, xp.zeros_like(g), g), name="masked_fill")
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        """The lower triangle of the last two axes (above ``diagonal`` set to 0)."""
+        xp = self._xp
+        _need_matrix(self, "tril")
+        return op(xp.tril(self.data, k=diagonal), (self,), lambda g: xp.tril(g, k=diagonal),
+                  name="tril")
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        """The upper triangle of the last two axes (below ``diagonal`` set to 0)."""
+        xp = self._xp
+        _need_matrix(self, "triu")
+        return op(xp.triu(self.data, k=diagonal), (self,), lambda g: xp.triu(g, k=diagonal),
+                  name="triu")
+
+    def gather(self, dim: int, index: Any) -> "Tensor":
+        """Pick values along ``dim`` at ``index``, as ``torch.gather``.
+
+        For ``dim=1``: ``out[i, j] = x[i, index[i, j]]``. ``index`` is an integer tensor with
+        as many axes as ``x``; along the other axes it may be shorter than ``x``. Gradient:
+        each picked value's gradient is added back where it was picked (repeats add up).
+        """
+        xp, x = self._xp, self.data
+        idx = _raw(index)
+        if isinstance(idx, list):
+            idx = asarray(idx, like=x)
+        if not xp.isdtype(idx.dtype, "integral"):
+            raise TypeError(f"gather: index must hold integers; got dtype {idx.dtype}")
+        if idx.ndim != self.ndim:
+            raise ValueError(f"gather: index has {idx.ndim} axes but the tensor has "
+                             f"{self.ndim} (shape {self.shape}); they must have as many")
+        d = _axis_index(self.ndim, dim, "gather")
+        n = self.shape[d]
+        for i, (k, m) in enumerate(zip(idx.shape, self.shape)):
+            if i != d and k > m:
+                raise ValueError(f"gather: index of shape {tuple(idx.shape)} is larger than "
+                                 f"the tensor's shape {self.shape} along axis {i}")
+        if _host_values(idx) and idx.size and bool(xp.any((idx < 0) | (idx >= n))):
+            raise IndexError(f"gather: index values must be in 0..{n - 1} along axis {d} "
+                             f"(size {n}); got values from {int(xp.min(idx))} to "
+                             f"{int(xp.max(idx))}")
+        part = tuple(slice(None) if i == d else slice(0, k) for i, k in enumerate(idx.shape))
+        shape, dtype = self.shape, self.dtype
+        return op(xp.take_along_axis(x[part], idx, axis=d), (self,),
+                  lambda g: _scatter_along(xp, g, idx, d, part, shape, dtype), name="gather")
+
+
+Axis = Any  # int, tuple or list of ints, or None
+
+
+class MaxMin(NamedTuple):
+    """What ``max(dim=...)`` and ``min(dim=...)`` return, as PyTorch: values and indices."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class AxisError(ValueError, IndexError):
+    """An axis out of range. Both a ValueError (as NumPy) and an IndexError (as PyTorch)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,6 +1022,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     shapes fit. A vector is treated as a one-row (left) or one-column (right) matrix, and
     stacked (batch) axes broadcast, so their gradients are unbroadcast.
     """
+    a, b = _operands(a, b, "matmul")
     xp = a._xp
     sa, sb = a.shape, b.shape
     if not sa or not sb:
@@ -623,7 +1052,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 
 def maximum(a: Any, b: Any) -> Tensor:
-    """Elementwise larger of ``a`` and ``b``; at ties each gets half the gradient (as PyTorch)."""
+    """Elementwise larger of ``a`` and ``b``; at ties each gets half the gradient (as PyTorch).
+
+    At least one of them must be a tensor; the other may be a number or an array.
+    """
     return _pick(a, b, "maximum")
 
 
@@ -633,22 +1065,44 @@ def minimum(a: Any, b: Any) -> Tensor:
 
 
 def where(condition: Any, a: Any, b: Any) -> Tensor:
-    """``a`` where ``condition`` holds, else ``b``; each gets the gradient where it was chosen."""
-    like = a if isinstance(a, Tensor) else b
-    a, b = _lift(a, like), _lift(b, like)
-    xp, cond = a._xp, _raw(condition)
+    """``a`` where ``condition`` holds, else ``b``; each gets the gradient where it was chosen.
+
+    ``a`` and ``b`` may be tensors, arrays or numbers (``where(mask, 1.0, 0.0)`` is a tensor,
+    float64 by default, as for every Python float here).
+    """
+    cond = _raw(condition)
+    if isinstance(cond, (list, bool)):
+        cond = asarray(cond)
+    if not hasattr(cond, "dtype") or not namespace(cond).isdtype(cond.dtype, "bool"):
+        raise TypeError(f"where: condition must be a boolean tensor or array; got "
+                        f"{getattr(cond, 'dtype', type(cond).__name__)}")
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor(asarray(a, like=cond))
+    a, b = _operands(a, b, "where")
+    xp = a._xp
     sa, sb = a.shape, b.shape
     return op(xp.where(cond, a.data, b.data), (a, b),
               lambda g: (unbroadcast(xp.where(cond, g, 0), sa),
                          unbroadcast(xp.where(cond, 0, g), sb)), name="where")
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis; each gets back its own slice of the gradient."""
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+def concatenate(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = None) -> Tensor:
+    """Join tensors along an existing axis; each gets back its own slice of the gradient.
+
+    ``cat`` is the same function under PyTorch's name (``dim=`` is ``axis=``). Tensors of
+    different dtypes are first converted to the common one.
+    """
+    axis, _ = _reduce_args(axis, dim, False, None)
+    tensors = _same_dtype([t if isinstance(t, Tensor) else Tensor(t) for t in tensors],
+                          "concatenate")
     xp = tensors[0]._xp
-    y = xp.concat([t.data for t in tensors], axis=axis)
-    ax = axis % y.ndim
+    ax = _axis_index(tensors[0].ndim, axis, "concatenate")
+    for t in tensors[1:]:
+        if t.ndim != tensors[0].ndim or t.shape[:ax] + t.shape[ax + 1:] != \
+                tensors[0].shape[:ax] + tensors[0].shape[ax + 1:]:
+            raise ValueError(f"concatenate: shapes {tensors[0].shape} and {t.shape} differ "
+                             f"outside axis {ax}")
+    y = xp.concat([t.data for t in tensors], axis=ax)
     bounds = [0]
     for t in tensors:
         bounds.append(bounds[-1] + t.shape[ax])
@@ -660,9 +1114,13 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     return op(y, tensors, vjp, name="concatenate")
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+cat = concatenate
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = None) -> Tensor:
     """Join same-shaped tensors along a new axis; each gets back its own slice of the gradient."""
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    axis, _ = _reduce_args(axis, dim, False, None)
+    tensors = _same_dtype([t if isinstance(t, Tensor) else Tensor(t) for t in tensors], "stack")
     xp = tensors[0]._xp
     y = xp.stack([t.data for t in tensors], axis=axis)
     before = (slice(None),) * (axis % y.ndim)
@@ -672,10 +1130,17 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None,
            device: str | None = None) -> Tensor:
-    """Make a tensor, as ``torch.tensor``: ``tensor([1.0, 2.0], requires_grad=True)``."""
+    """Make a tensor, as ``torch.tensor``: ``tensor([1.0, 2.0], requires_grad=True)``.
+
+    ``data`` is a number, a nested list of numbers or an array. Python floats give float64
+    (NumPy's default, kept on purpose), ints give int64; strings, ``None`` and other objects
+    are refused.
+    """
     t = Tensor(data, requires_grad=requires_grad, dtype=dtype)
     return t.to(device) if device is not None else t
 
+
+# The methods as functions, ``mg.exp(x)`` for ``x.exp()``.
 
 def exp(x: Tensor) -> Tensor:
     return x.exp()
@@ -705,12 +1170,156 @@ def leaky_relu(x: Tensor, slope: float = 0.01) -> Tensor:
     return x.leaky_relu(slope)
 
 
+def sin(x: Tensor) -> Tensor:
+    return x.sin()
+
+
+def cos(x: Tensor) -> Tensor:
+    return x.cos()
+
+
+def tan(x: Tensor) -> Tensor:
+    return x.tan()
+
+
+def log1p(x: Tensor) -> Tensor:
+    return x.log1p()
+
+
+def expm1(x: Tensor) -> Tensor:
+    return x.expm1()
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    return x.rsqrt()
+
+
+def sign(x: Tensor) -> Tensor:
+    return x.sign()
+
+
+def floor(x: Tensor) -> Tensor:
+    return x.floor()
+
+
+def ceil(x: Tensor) -> Tensor:
+    return x.ceil()
+
+
+def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    return x.round(decimals)
+
+
+def isnan(x: Tensor) -> Tensor:
+    return x.isnan()
+
+
+def isinf(x: Tensor) -> Tensor:
+    return x.isinf()
+
+
+def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    return x.abs()
+
+
+def clamp(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+    return x.clamp(min, max)
+
+
+clip = clamp
+
+
+def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Tensor:
+    return x.argmax(axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Tensor:
+    return x.argmin(axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+              keepdim: bool | None = None) -> Tensor:
+    return x.logsumexp(axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def prod(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Tensor:
+    return x.prod(axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def cumsum(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    return x.cumsum(axis, dim=dim)
+
+
+def var(x: Tensor, axis: Any = None, *, correction: float = 1, keepdims: bool = False,
+        dim: Any = None, keepdim: bool | None = None) -> Tensor:
+    return x.var(axis, correction=correction, keepdims=keepdims, dim=dim, keepdim=keepdim)
+
+
+def std(x: Tensor, axis: Any = None, *, correction: float = 1, keepdims: bool = False,
+        dim: Any = None, keepdim: bool | None = None) -> Tensor:
+    return x.std(axis, correction=correction, keepdims=keepdims, dim=dim, keepdim=keepdim)
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    return x.tril(diagonal)
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    return x.triu(diagonal)
+
+
+def gather(x: Tensor, dim: int, index: Any) -> Tensor:
+    return x.gather(dim, index)
+
+
+def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
+    return x.masked_fill(mask, value)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    return x.unsqueeze(dim)
+
+
+def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    return x.squeeze(dim)
+
+
+def permute(x: Tensor, *dims: int) -> Tensor:
+    return x.permute(*dims)
+
+
+def transpose(x: Tensor, *axes: int) -> Tensor:
+    return x.transpose(*axes)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return x.flatten(start_dim, end_dim)
+
+
 # ---------------------------------------------------------------------------------------------
 # Helpers
 
 
+def _scalar(x: Any) -> int | float | None:
+    """``x`` as a Python number if it is a number (NumPy scalars included), else None.
+
+    A NumPy scalar such as ``np.float64(2)`` becomes the Python float 2.0, so that it does not
+    turn a float32 tensor into float64 (PyTorch's rule: a number never sets the dtype of a
+    tensor of the same kind).
+    """
+    kind = type(x)
+    if kind is float or kind is int:
+        return x
+    if isinstance(x, numbers.Number) and not isinstance(x, (bool, complex)):
+        return x.item() if hasattr(x, "item") else x
+    return None
+
+
 def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    return _scalar(x) is not None
 
 
 def _raw(x: Any) -> Any:
@@ -718,12 +1327,90 @@ def _raw(x: Any) -> Any:
 
 
 def _lift(x: Any, like: Tensor) -> Tensor:
-    """``x`` as a tensor: a Python number takes ``like``'s (floating) dtype, as NumPy does."""
+    """``x`` as a tensor: a number takes ``like``'s (floating) dtype, as PyTorch."""
     if isinstance(x, Tensor):
         return x
-    if _is_number(x) and is_floating(like._xp, like.dtype):
-        return Tensor(asarray(x, dtype=like.dtype, like=like.data))
-    return Tensor(asarray(x, like=like.data))
+    c = _scalar(x)
+    if c is not None and is_floating(like._xp, like.dtype):
+        return Tensor(asarray(c, dtype=like.dtype, like=like.data))
+    return Tensor(asarray(x if c is None else c, like=like.data))
+
+
+_KIND = {"bool": 0, "integral": 1, "real floating": 2}
+
+
+@functools.lru_cache(maxsize=None)
+def _kind(xp: Any, dtype: Any) -> int:
+    """0 for bool, 1 for integers, 2 for floats: the order of PyTorch's promotion categories."""
+    for name, rank in _KIND.items():
+        if xp.isdtype(dtype, name):
+            return rank
+    return 3
+
+
+def _common(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """Give two tensors one dtype, by PyTorch's rule.
+
+    * a float beats an integer or a bool, whatever their sizes: float32 with int64 stays
+      float32 (NumPy would give float64);
+    * within one kind, a tensor with axes beats a 0-d one: float32 (N,) with float64 () is
+      float32;
+    * otherwise the larger dtype wins (float32 with float64 is float64).
+
+    A tensor converted on the way is converted by a differentiable ``astype``, so its gradient
+    comes back in its own dtype.
+    """
+    da, db = a.data.dtype, b.data.dtype
+    if da == db:
+        return a, b
+    xp = a._xp
+    ka, kb = _kind(xp, da), _kind(xp, db)
+    if ka != kb:
+        target = da if ka > kb else db
+    elif (a.ndim == 0) != (b.ndim == 0):
+        target = db if a.ndim == 0 else da
+    else:
+        target = xp.result_type(da, db)
+    return (a if da == target else a.astype(target)), (b if db == target else b.astype(target))
+
+
+def _operands(a: Any, b: Any, name: str = "operation") -> tuple[Tensor, Tensor]:
+    """Both operands as tensors of one dtype; at least one must already be a tensor."""
+    if isinstance(a, Tensor):
+        b = _lift(b, a)
+    elif isinstance(b, Tensor):
+        a = _lift(a, b)
+    else:
+        raise TypeError(f"{name}: at least one argument must be a Tensor; got "
+                        f"{type(a).__name__} and {type(b).__name__}")
+    return _common(a, b)
+
+
+def _same_dtype(tensors: list[Tensor], name: str) -> list[Tensor]:
+    """Convert tensors to their common dtype (for concatenate and stack)."""
+    if not tensors:
+        raise ValueError(f"{name}: expected at least one tensor; got none")
+    first = tensors[0]
+    if all(t.dtype == first.dtype for t in tensors):
+        return tensors
+    target = first._xp.result_type(*[t.data for t in tensors])
+    return [t if t.dtype == target else t.astype(target) for t in tensors]
+
+
+@functools.lru_cache(maxsize=None)
+def _is_numeric(xp: Any, dtype: Any) -> bool:
+    try:
+        return bool(xp.isdtype(dtype, ("bool", "numeric")))
+    except (TypeError, ValueError):
+        return False
+
+
+def _step(t: Tensor, y: Array, name: str) -> Tensor:
+    """The output of a step function (sign, floor, ...): its gradient is 0, as PyTorch."""
+    if not is_floating(t._xp, t.dtype):
+        return Tensor(y)
+    xp = t._xp
+    return op(y, (t,), lambda g: xp.zeros_like(g), name=name)
 
 
 def _binary(a: Tensor, b: Tensor, name: str, fn: Callable[[Array, Array], Array]) -> Array:
@@ -736,21 +1423,47 @@ def _binary(a: Tensor, b: Tensor, name: str, fn: Callable[[Array, Array], Array]
         raise
 
 
-def _prod(shape: Sequence[int]) -> int:
+def _prod(shape: Any) -> int:
     n = 1
     for d in shape:
         n *= d
     return n
 
 
-def _axes(ndim: int, axis: int | tuple[int, ...] | None) -> tuple[int, ...]:
+def _reduce_args(axis: Any, dim: Any, keepdims: bool, keepdim: bool | None) -> tuple[Any, bool]:
+    """Merge NumPy's ``axis``/``keepdims`` with PyTorch's ``dim``/``keepdim`` (not both)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"give axis= or dim= (the same thing), not both; got axis={axis!r} "
+                            f"and dim={dim!r}")
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    return axis, bool(keepdims)
+
+
+def _axis_index(ndim: int, axis: Any, name: str) -> int:
+    """One axis as an index from 0 to ndim - 1 (a 0-d tensor accepts 0 and -1, as PyTorch)."""
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"{name}: an axis must be an int; got {axis!r}")
+    top = max(ndim, 1)
+    if not -top <= axis < top:
+        raise AxisError(f"{name}: axis {axis} is out of range for a tensor with {ndim} axes "
+                        f"(expected {-top} to {top - 1})")
+    return axis % top if ndim else 0
+
+
+def _axes(ndim: int, axis: Any, name: str = "reduction") -> tuple[int, ...]:
+    """The axes named by ``axis`` (an int, a tuple/list of ints, or None for all), each once."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    for a in axes:
-        if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"axis {a} is out of range for a tensor with {ndim} axes")
-    return tuple(a % ndim for a in axes) if ndim else ()
+    items = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(_axis_index(ndim, a, name) for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: axis {axis!r} names an axis twice")
+    return axes if ndim else ()
 
 
 def _kept_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
@@ -759,35 +1472,91 @@ def _kept_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
+def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of a reduction over ``axes`` without keepdims."""
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
 def _extreme(t: Tensor, axis: Any, keepdims: bool, kind: str) -> Tensor:
+    """max or min over ``axis``; tied values share the gradient evenly, as PyTorch.
+
+    Over all axes (``torch.max()``) a NaN result sends the gradient to the NaNs; over some
+    axes (``torch.amax``) a row with a NaN gets NaN gradients, as in PyTorch.
+    """
+    whole = axis is None
     xp, shape = t._xp, t.shape
     axes = _axes(t.ndim, axis)
     if t.size == 0:
         raise ValueError(f"{kind}: cannot reduce an empty tensor of shape {shape}")
     reduce = xp.max if kind == "max" else xp.min
-    y = reduce(t.data, axis=axis, keepdims=keepdims)
-    kept = _kept_shape(shape, axis)
-    rest = tuple(i for i in range(t.ndim) if i not in axes)
-    perm = rest + axes  # the reduced axes last, then merged into one
-    inverse = tuple(sorted(range(t.ndim), key=perm.__getitem__))
-    moved_shape = tuple(shape[i] for i in perm)
-    n = _prod(shape[i] for i in axes)
+    y = reduce(t.data, axis=axes, keepdims=True)
+    out = y if keepdims else xp.reshape(y, _reduced_shape(shape, axes))
 
-    def vjp(g: Array, x: Array) -> Array:
-        flat = xp.reshape(xp.permute_dims(x, perm), tuple(shape[i] for i in rest) + (n,))
-        pick = xp.argmax if kind == "max" else xp.argmin
-        first = pick(flat, axis=-1, keepdims=True)  # the first extreme, as PyTorch's max(dim)
-        chosen = xp.arange(n) == first
-        gk = xp.reshape(xp.permute_dims(xp.reshape(g, kept), perm), tuple(shape[i] for i in rest) + (1,))
-        spread = xp.where(chosen, gk, xp.zeros_like(gk))
-        return xp.permute_dims(xp.reshape(spread, moved_shape), inverse)
+    def vjp(g: Array, x: Array, y: Array) -> Array:
+        hit = (x == y) | (xp.isnan(x) & xp.isnan(y)) if whole else x == y  # the tied winners
+        hit = xp.astype(hit, g.dtype)
+        return hit * (xp.reshape(g, y.shape) / xp.sum(hit, axis=axes, keepdims=True))
 
-    return op(y, (t,), vjp, saved=(t.data,), name=kind)
+    return op(out, (t,), vjp, saved=(t.data, y), name=kind)
+
+
+def _extreme_with_index(t: Tensor, dim: int, keepdim: bool, kind: str) -> MaxMin:
+    """PyTorch's ``max(dim=...)``: the values and their indices; the gradient to the index."""
+    xp, shape = t._xp, t.shape
+    d = _axis_index(t.ndim, dim, kind)
+    if t.size == 0:
+        raise ValueError(f"{kind}: cannot reduce an empty tensor of shape {shape}")
+    if t.ndim == 0:
+        return MaxMin(t + 0, Tensor(xp.zeros((), dtype=xp.int64)))
+    pick = xp.argmax if kind == "max" else xp.argmin
+    idx = pick(t.data, axis=d, keepdims=True)  # the first extreme (NaN counts as extreme)
+    values = xp.take_along_axis(t.data, idx, axis=d)
+    n = shape[d]
+    at = xp.reshape(xp.arange(n), tuple(n if i == d else 1 for i in range(t.ndim)))
+    kept = tuple(1 if i == d else m for i, m in enumerate(shape))
+    out_shape = kept if keepdim else _reduced_shape(shape, (d,))
+    y = op(xp.reshape(values, out_shape), (t,),
+           lambda g: xp.where(at == idx, xp.reshape(g, kept), 0.0), name=kind)
+    return MaxMin(y, Tensor(xp.reshape(idx, out_shape)))
+
+
+def _arg_extreme(t: Tensor, axis: Any, dim: Any, keepdims: bool, keepdim: bool | None,
+                 kind: str) -> Tensor:
+    axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
+    xp = t._xp
+    if t.size == 0:
+        raise ValueError(f"{kind}: cannot take the {kind} of an empty tensor of shape {t.shape}")
+    pick = xp.argmax if kind == "argmax" else xp.argmin
+    if axis is None:
+        i = pick(xp.reshape(t.data, (-1,)))
+        return Tensor(xp.reshape(i, (1,) * t.ndim) if keepdims else i)
+    a = _axis_index(t.ndim, axis, kind)
+    if t.ndim == 0:
+        return Tensor(xp.zeros((), dtype=xp.int64))
+    return Tensor(pick(t.data, axis=a, keepdims=keepdims))
+
+
+def _product_of_others(xp: Any, x: Array, axes: tuple[int, ...]) -> Array:
+    """For each value, the product of the other values of its group (the group: ``axes``).
+
+    The reduced axes are moved last and merged; then the product of the values before each
+    one (a running product from the left) times the product of those after it (from the
+    right). No division, so zeros are handled exactly.
+    """
+    shape = tuple(x.shape)
+    rest = tuple(i for i in range(len(shape)) if i not in axes)
+    perm = rest + axes
+    inverse = tuple(sorted(range(len(shape)), key=perm.__getitem__))
+    moved = tuple(shape[i] for i in perm)
+    flat = xp.reshape(xp.permute_dims(x, perm), tuple(shape[i] for i in rest) + (-1,))
+    left = xp.cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
+    flipped = xp.flip(flat, axis=-1)
+    right = xp.flip(xp.cumulative_prod(flipped, axis=-1, include_initial=True)[..., :-1], axis=-1)
+    return xp.permute_dims(xp.reshape(left * right, moved), inverse)
 
 
 def _pick(a: Any, b: Any, kind: str) -> Tensor:
-    a = a if isinstance(a, Tensor) else _lift(a, b)
-    b = _lift(b, a)
+    a, b = _operands(a, b, kind)
     xp, sa, sb = a._xp, a.shape, b.shape
     fn = xp.maximum if kind == "maximum" else xp.minimum
     y = _binary(a, b, kind, fn)
@@ -798,6 +1567,33 @@ def _pick(a: Any, b: Any, kind: str) -> Tensor:
         return unbroadcast(share, sa), unbroadcast(g - share, sb)
 
     return op(y, (a, b), vjp, saved=(a.data, b.data), name=kind)
+
+
+def _need_matrix(t: Tensor, name: str) -> None:
+    if t.ndim < 2:
+        raise ValueError(f"{name}: expected a tensor with at least 2 axes (a matrix or a stack "
+                         f"of them); got shape {t.shape}")
+
+
+def _host_values(x: Array) -> bool:
+    """True when reading ``x``'s values costs no wait on a GPU (NumPy, array-api-strict)."""
+    return not device_name(x).startswith("cuda")
+
+
+def _scatter_along(xp: Any, g: Array, idx: Array, d: int, part: tuple, shape: tuple,
+                   dtype: Any) -> Array:
+    """The backward of gather: add ``g`` back at ``idx`` along axis ``d`` (repeats add up).
+
+    Along axis ``d`` each index is one-hot encoded against the ``n`` positions, and the
+    gradient is summed over the picks: (..., k, 1) * (..., k, n) summed over k.
+    """
+    n = shape[d]
+    g_last = xp.moveaxis(g, d, -1)[..., None]  # (..., k, 1)
+    hot = xp.moveaxis(idx, d, -1)[..., None] == xp.arange(n)  # (..., k, n)
+    picked = xp.moveaxis(xp.sum(xp.where(hot, g_last, 0.0), axis=-2), -1, d)
+    out = xp.zeros(shape, dtype=dtype)
+    out[part] = picked
+    return out
 
 
 def _index_for(index: Any, data: Array) -> Any:

@@ -131,16 +131,23 @@ def test_reduction_vjp(ns, kind, shape, axis, keepdims, seed):
 
 
 @pytest.mark.parametrize("ns", NAMESPACES)
-def test_max_sends_gradient_to_first_maximum(ns):
+def test_max_ties_split_the_gradient_but_dim_sends_it_to_the_index(ns):
+    """PyTorch: x.max() and amax split the gradient among tied maxima; max(dim=) sends it to
+    the index it returns (the first maximum)."""
     with namespace(ns) as xp:
         a = make(xp, [[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
-        a.max(axis=1).sum().backward()
+        a.max(axis=1).sum().backward()  # torch.amax(a, 1): [[0, .5, .5], [.5, .5, 0]]
+        np.testing.assert_array_equal(host(xp, a.grad), [[0, 0.5, 0.5], [0.5, 0.5, 0]])
+        a.grad = None
+        values, indices = a.max(dim=1)  # torch: values [3, 2], indices [1, 0]
+        np.testing.assert_array_equal(host(xp, indices.data), [1, 0])
+        values.sum().backward()  # torch: [[0, 1, 0], [1, 0, 0]]
         np.testing.assert_array_equal(host(xp, a.grad), [[0, 1, 0], [1, 0, 0]])
         b = make(xp, [[5.0, 1.0], [5.0, 5.0]])
-        b.max().backward()
-        np.testing.assert_array_equal(host(xp, b.grad), [[1, 0], [0, 0]])
+        b.max().backward()  # torch.max(b): a third each
+        np.testing.assert_allclose(host(xp, b.grad), [[1 / 3, 0], [1 / 3, 1 / 3]])
         c = make(xp, [[5.0, 1.0], [0.0, 0.0]])
-        c.min(axis=0).sum().backward()
+        c.min(axis=0).sum().backward()  # torch.amin(c, 0): [[0, 0], [1, 1]]
         np.testing.assert_array_equal(host(xp, c.grad), [[0, 0], [1, 1]])
 
 

@@ -9,6 +9,10 @@ from .modules import __all__  # noqa: F401
 from . import utils  # noqa: E402  clip_grad_norm_
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
 from .sparse import Embedding  # noqa: E402
+from .containers import ModuleDict, ModuleList  # noqa: E402
+from .activation import (ELU, GELU, Hardtanh, LogSigmoid, LogSoftmax, SiLU,  # noqa: E402
+                         Softmax, Softplus)
 
 __all__ = __all__ + ["Embedding", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
-                     "utils"]
+                     "utils", "ModuleList", "ModuleDict", "GELU", "SiLU", "ELU", "Softplus",
+                     "Hardtanh", "LogSigmoid", "Softmax", "LogSoftmax"]
