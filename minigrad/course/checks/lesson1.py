@@ -139,15 +139,30 @@ def _r_tanh(a: T, name: str = "") -> T:
 # 1.1 The Tensor class
 
 
-@exercise("1.1")
-def tensor_class(Tensor: type) -> None:
-    """Exercise 1.1: ``Tensor(data, parents=(), vjp=None)`` stores a float array, ``grad``
-    None, the parents as a tuple and the closure."""
+def _seed_probe(notebook_seed: int) -> Callable[[np.random.Generator | None], dict]:
+    """A probe that is one seed: the lesson's own in a notebook, a secret one in the grader.
+    The run and the judge both build the check's cases from it."""
+    return lambda rng: {"seed": notebook_seed if rng is None else int(rng.integers(2**31))}
+
+
+def _tensor_datas(seed: int) -> list[Any]:
+    """What 1.1 builds tensors from: a list of ints, a float, an integer 2-D array."""
+    if seed == 0:
+        return [[1, 2, 3], 2.5, np.arange(6).reshape(2, 3)]
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 6))
+    return [[int(v) for v in rng.integers(-9, 10, size=n)], float(rng.normal().round(3)),
+            rng.integers(-5, 6, size=(int(rng.integers(1, 4)), int(rng.integers(2, 5))))]
+
+
+def _tensor_run(probes: dict, Tensor: type) -> dict:
+    """1.1, run: build tensors; check what only this process can see; return their .data."""
     require_student(Tensor, "Tensor")
     if not isinstance(Tensor, type):
         fail("Tensor", f"expected your class Tensor itself; got {show(Tensor)}")
     check = "Tensor"
-    for data, shape in (([1, 2, 3], (3,)), (2.5, ()), (np.arange(6).reshape(2, 3), (2, 3))):
+    datas = []
+    for data in _tensor_datas(probes["seed"]):
         case = f"{check}, case Tensor({show(data)})"
         with student_code(case, "Tensor(data)"):
             t = Tensor(data)
@@ -158,9 +173,6 @@ def tensor_class(Tensor: type) -> None:
         if d.dtype != np.float64:
             fail(case, f".data has dtype {d.dtype}; expected float64",
                  "integers cannot carry gradients: convert with dtype=np.float64")
-        assert_close(d, np.asarray(data, dtype=np.float64), case, ".data")
-        if d.shape != shape:
-            fail(case, f".data has shape {d.shape}; expected {shape}")
         for attr, want in (("grad", None), ("vjp", None)):
             if not hasattr(t, attr) or getattr(t, attr) is not want:
                 fail(case, f".{attr} should be None for a new tensor; got "
@@ -171,6 +183,7 @@ def tensor_class(Tensor: type) -> None:
             fail(case, f".parents should be the empty tuple (); got "
                        f"{show(getattr(t, 'parents', '<missing>'))}",
                  "store tuple(parents)")
+        datas.append(np.array(d))
     a, b = Tensor([1.0]), Tensor([2.0])
 
     def vjp(g: Any) -> tuple:
@@ -186,17 +199,40 @@ def tensor_class(Tensor: type) -> None:
                    f"{show(parents)}", "store tuple(parents): a tuple, not a copy of the tensors")
     if getattr(t, "vjp", None) is not vjp:
         fail(case, ".vjp should be the closure passed in", "store self.vjp = vjp")
-    passed("Tensor: .data is a float64 array, .grad starts as None, .parents is a tuple of the "
-           "tensors passed in, .vjp is stored (4 cases)")
+    return {"datas": datas}
+
+
+def _tensor_judge(probes: dict, outputs: dict) -> str:
+    """1.1, judge: each tensor's .data holds the numbers it was made from, as floats."""
+    datas = _tensor_datas(probes["seed"])
+    got = outputs["datas"]
+    if len(got) != len(datas):
+        fail("Tensor", f"expected {len(datas)} tensors' data; got {len(got)}")
+    for data, d in zip(datas, got):
+        case = f"Tensor, case Tensor({show(data)})"
+        want = np.asarray(data, dtype=np.float64)
+        if np.shape(d) != want.shape:
+            fail(case, f".data has shape {np.shape(d)}; expected {want.shape}")
+        assert_close(d, want, case, ".data")
+    return ("Tensor: .data is a float64 array, .grad starts as None, .parents is a tuple of the "
+            f"tensors passed in, .vjp is stored ({len(datas) + 1} cases)")
+
+
+@exercise("1.1", split=Split(_seed_probe(0), _tensor_run, _tensor_judge,
+                             self_reported="the dtype float64, .grad, .vjp and .parents"))
+def tensor_class(Tensor: type) -> None:
+    """Exercise 1.1: ``Tensor(data, parents=(), vjp=None)`` stores a float array, ``grad``
+    None, the parents as a tuple and the closure."""
 
 
 # ---------------------------------------------------------------------------------------------
 # 1.2 topological order
 
 
-def _graphs() -> dict[str, tuple[T, list[T]]]:
-    """Named graphs: (root, every tensor in it)."""
-    rng = np.random.default_rng(1)
+def _graphs(seed: int = 1) -> dict[str, tuple[T, list[T]]]:
+    """Named graphs: (root, every tensor in it). The values, and the last graph (a random
+    one), come from ``seed``."""
+    rng = np.random.default_rng(seed)
     graphs: dict[str, tuple[T, list[T]]] = {}
 
     x = T(rng.normal(size=3), name="x")
@@ -226,6 +262,18 @@ def _graphs() -> dict[str, tuple[T, list[T]]]:
         nodes.append(s)
     graphs["a ladder: s1 = x + x, s2 = s1 + s1, ..., s16 (each used twice, 65536 paths)"] = \
         (s, nodes)
+
+    # a random graph: each new tensor adds or multiplies one or two earlier ones
+    nodes = [T(rng.normal(size=2), name=f"x{i}") for i in range(3)]
+    for i in range(int(rng.integers(12, 25))):
+        picks = rng.choice(len(nodes), size=2, replace=bool(rng.integers(2)))
+        a, b = nodes[int(picks[0])], nodes[int(picks[1])]
+        nodes.append((_r_add if rng.integers(2) else _r_mul)(a, b, f"n{i + 1}"))
+    root = nodes[-1]
+    for i, node in enumerate(nodes[:-1]):   # make every tensor an ancestor of the root
+        root = _r_add(root, node, f"r{i + 1}")
+        nodes.append(root)
+    graphs[f"a random graph of {len(nodes)} tensors"] = (root, nodes)
     return graphs
 
 
@@ -274,25 +322,51 @@ def _check_order(case: str, got: Any, nodes: list[T]) -> None:
                      "pushed early by one child may be reached again through another)")
 
 
-@exercise("1.2")
+def _order_run(probes: dict, topological_order: Callable) -> dict:
+    """1.2, run: the student's order of each graph, as positions in the graph's node list
+    (-1 for anything that is not one of its tensors)."""
+    require_student(topological_order, "topological_order")
+    orders = []
+    cases = [(f"topological_order, case '{name}'", root, nodes)
+             for name, (root, nodes) in _graphs(probes["seed"]).items()]
+    root, nodes = _deep_chain(DEPTH)
+    cases.append((f"topological_order, case 'a chain of {DEPTH} tanh operations'", root, nodes))
+    for case, root, nodes in cases:
+        with student_code(case, "topological_order(root)"), _recursion_limit():
+            got = topological_order(root)
+        if got is None:
+            fail(case, "topological_order returned None", "return the list you built")
+        try:
+            got = list(got)
+        except TypeError:
+            fail(case, f"expected a list of tensors; got {type(got).__name__}")
+        where = {id(t): i for i, t in enumerate(nodes)}
+        orders.append([where.get(id(t), -1) for t in got])
+    return {"orders": orders}
+
+
+def _order_judge(probes: dict, outputs: dict) -> str:
+    """1.2, judge: each order has every tensor once, after all its parents."""
+    graphs = _graphs(probes["seed"])
+    cases = [(f"topological_order, case '{name}'", nodes) for name, (_, nodes) in graphs.items()]
+    cases.append((f"topological_order, case 'a chain of {DEPTH} tanh operations'",
+                  _deep_chain(DEPTH)[1]))
+    orders = outputs["orders"]
+    if len(orders) != len(cases):
+        fail("topological_order", f"expected {len(cases)} orders; got {len(orders)}")
+    outside = T([0.0], name="a tensor from outside this graph")
+    for (case, nodes), order in zip(cases, orders):
+        got = [nodes[i] if isinstance(i, int) and 0 <= i < len(nodes) else outside
+               for i in order]
+        _check_order(case, got, nodes)
+    return (f"topological_order: each tensor once, after its parents, on {len(graphs)} graphs "
+            f"(a node reused 65536 ways and a random graph included) and a {DEPTH}-deep chain "
+            "(no recursion)")
+
+
+@exercise("1.2", split=Split(_seed_probe(1), _order_run, _order_judge))
 def topological_order(topological_order: Callable) -> None:
     """Exercise 1.2: every tensor once, each after all its parents, without recursion."""
-    require_student(topological_order, "topological_order")
-    check = "topological_order"
-    graphs = _graphs()
-    for name, (root, nodes) in graphs.items():
-        case = f"{check}, case '{name}'"
-        with student_code(case, "topological_order(root)"):
-            got = topological_order(root)
-        _check_order(case, got, nodes)
-    depth = DEPTH
-    root, nodes = _deep_chain(depth)
-    case = f"{check}, case 'a chain of {depth} tanh operations'"
-    with student_code(case, "topological_order(root)"), _recursion_limit():
-        got = topological_order(root)
-    _check_order(case, got, nodes)
-    passed(f"topological_order: each tensor once, after its parents, on {len(graphs)} graphs "
-           f"(a node reused 65536 ways included) and a {depth}-deep chain (no recursion)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,7 +381,14 @@ def _counted(root: T) -> dict[int, list]:
             entry = [node, 0]
             counts[id(node)] = entry
 
-            def counting(g: Any, f: Callable = node.vjp, entry: list = entry) -> Any:
+            def counting(g: Any, f: Callable = node.vjp, entry: list = entry,
+                         is_root: bool = node is root) -> Any:
+                if g is None and is_root:
+                    raise CheckFailed(
+                        f"the closure of the output {entry[0]!r} was called with gradient "
+                        "None: the output's own gradient was never set. backward() starts by "
+                        "seeding it: self.grad = np.ones_like(self.data) (d output / d output "
+                        "is 1 everywhere), before the loop over the nodes.")
                 if g is None:
                     raise CheckFailed(
                         f"the closure of {entry[0]!r} was called with gradient None: its "
@@ -319,8 +400,8 @@ def _counted(root: T) -> dict[int, list]:
     return counts
 
 
-def _backward_cases() -> dict[str, Callable[[], tuple[T, list[T]]]]:
-    rng = np.random.default_rng(2)
+def _backward_cases(seed: int = 2) -> dict[str, Callable[[], tuple[T, list[T]]]]:
+    rng = np.random.default_rng(seed)
     xv, yv, wv = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(2, 3))
 
     def product():
@@ -369,22 +450,27 @@ def _shared_gradients(root: T) -> bool:
     return any(a is b for i, a in enumerate(grads) for b in grads[:i])
 
 
-@exercise("1.3")
-def backward(backward: Callable) -> None:
-    """Exercise 1.3: seed the output with ones, run each closure once in reverse topological
-    order, and add the gradients that reach a tensor from all its uses."""
+_ACCUMULATE = "z1 = x * y, then z2 = exp(x): x.grad after both backward calls"
+
+
+def _accumulate_values(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    if seed == 2:
+        return np.array([0.5, -1.0]), np.array([2.0, 3.0])
+    rng = np.random.default_rng(seed + 1)
+    return rng.normal(size=2), rng.normal(size=2)
+
+
+def _backward_run(probes: dict, backward: Callable) -> dict:
+    """1.3, run: the student's backward on each graph; the gradients it left on the output
+    and the leaves. That each closure ran exactly once is seen only here."""
     require_student(backward, "backward")
     check = "backward"
     fn = with_globals(backward, topological_order=_ref_topological_order, Tensor=T)
-    cause_acc = ("a tensor used more than once gets a gradient from every use: add it to "
-                 "what is there (parent.grad = parent.grad + g), do not overwrite it")
-    cases = _backward_cases()
-    for name, build in cases.items():
+    results = []
+    for name, build in _backward_cases(probes["seed"]).items():
         case = f"{check}, case '{name}'"
         root, leaves = build()
         counts = _counted(root)
-        want_root, want_leaves = build()
-        _ref_backward(want_root)
         with student_code(case, "backward()"), _recursion_limit():
             fn(root)
         for node, n in counts.values():
@@ -392,30 +478,68 @@ def backward(backward: Callable) -> None:
                 fail(case, f"the closure of {node!r} ran {n} times; it must run exactly once",
                      "run each closure once, after its node's gradient is complete: loop over "
                      "reversed(topological_order(self)) and nothing else")
-        try:
-            assert_close(root.grad, np.ones_like(root.data), case, "the output's own .grad",
-                         "start with self.grad = np.ones_like(self.data): d(output)/d(output) = 1")
-            for got, want in zip(leaves, want_leaves):
-                assert_close(got.grad, want.grad, case, f"{got.name}.grad", cause_acc)
-        except CheckFailed as e:
-            if not _shared_gradients(root):
-                raise
-            raise CheckFailed(str(e).split("\n  usual cause:")[0] + "\n  usual cause: two tensors "
-                              "share one gradient array (add returns (g, g): the same array "
-                              "twice), and an in-place += changed both. Write parent.grad = "
-                              "parent.grad + g, which makes a new array.") from None
-
+        results.append({"root": _plain(root.grad), "leaves": [_plain(t.grad) for t in leaves],
+                        "shared": _shared_gradients(root)})
     # gradients add up across two backward calls that share a leaf (as with Var and PyTorch)
-    case = f"{check}, case 'z1 = x * y, then z2 = exp(x): x.grad after both backward calls'"
-    x, y = T([0.5, -1.0], name="x"), T([2.0, 3.0], name="y")
-    with student_code(case, "backward()"):
+    xv, yv = _accumulate_values(probes["seed"])
+    x, y = T(xv, name="x"), T(yv, name="y")
+    with student_code(f"{check}, case '{_ACCUMULATE}'", "backward()"):
         fn(_r_mul(x, y, "z1"))
         fn(_r_exp(x, "z2"))
-    assert_close(x.grad, y.data + np.exp(x.data), case, "x.grad",
+    return {"cases": results, "accumulated": _plain(x.grad)}
+
+
+def _backward_judge(probes: dict, outputs: dict) -> str:
+    """1.3, judge: the gradients against the reference backward on the same graphs."""
+    check = "backward"
+    cause_acc = ("a tensor used more than once gets a gradient from every use: add it to "
+                 "what is there (parent.grad = parent.grad + g), do not overwrite it")
+    cases = _backward_cases(probes["seed"])
+    results = outputs["cases"]
+    if len(results) != len(cases):
+        fail(check, f"expected results for {len(cases)} graphs; got {len(results)}")
+    for (name, build), result in zip(cases.items(), results):
+        case = f"{check}, case '{name}'"
+        want_root, want_leaves = build()
+        _ref_backward(want_root)
+        try:
+            assert_close(_grad(result["root"]), np.ones_like(want_root.data), case,
+                         "the output's own .grad",
+                         "start with self.grad = np.ones_like(self.data): d(output)/d(output) = 1")
+            if len(result["leaves"]) != len(want_leaves):
+                fail(case, f"expected {len(want_leaves)} leaves' gradients; got "
+                           f"{len(result['leaves'])}")
+            for got, want in zip(result["leaves"], want_leaves):
+                assert_close(_grad(got), want.grad, case, f"{want.name}.grad", cause_acc)
+        except CheckFailed as e:
+            if result.get("shared") is not True:
+                raise
+            raise CheckFailed(str(e).split("\n  usual cause:")[0] + "\n  usual cause: two "
+                              "tensors share one gradient array (add returns (g, g): the same "
+                              "array twice), and an in-place += changed both. Write "
+                              "parent.grad = parent.grad + g, which makes a new array.") from None
+    xv, yv = _accumulate_values(probes["seed"])
+    assert_close(_grad(outputs["accumulated"]), yv + np.exp(xv), f"{check}, case '{_ACCUMULATE}'",
+                 "x.grad",
                  "gradients accumulate: a leaf that already has a .grad gets the new one added")
-    passed(f"backward: output seeded with ones, each closure run once, gradients of reused "
-           f"tensors added up ({len(cases) + 1} graphs, a 50-times-reused x and a "
-           f"{DEPTH}-deep chain included)")
+    return (f"backward: output seeded with ones, each closure run once, gradients of reused "
+            f"tensors added up ({len(cases) + 1} graphs, a 50-times-reused x and a "
+            f"{DEPTH}-deep chain included)")
+
+
+def _grad(value: Any) -> Any:
+    """A gradient as it came back: None stays None (assert_close says so), a description of
+    something that is not an array is shown as it is."""
+    if isinstance(value, dict) and "not an array" in value:
+        return value["not an array"]
+    return value
+
+
+@exercise("1.3", split=Split(_seed_probe(2), _backward_run, _backward_judge,
+                             self_reported="each closure ran exactly once"))
+def backward(backward: Callable) -> None:
+    """Exercise 1.3: seed the output with ones, run each closure once in reverse topological
+    order, and add the gradients that reach a tensor from all its uses."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -500,6 +624,12 @@ def _not_near_zero(rng: np.random.Generator, shape: tuple) -> np.ndarray:
     return np.where(np.abs(x) < 0.1, 0.5, x)   # relu's kink at 0 is left out
 
 
+def _with_relu_kink(rng: np.random.Generator) -> list[tuple]:
+    """relu's cases, plus one with inputs exactly at 0, where the scalar Var and PyTorch both
+    give the gradient 0 (finite differences, which give 0.5 there, are not compared)."""
+    return _draw(_not_near_zero)(rng) + [(np.array([-1.0, 0.0, 2.0, 0.0]),)]
+
+
 _OPS = {
     "add": _Op("add", "a.data + b.data", lambda a, b: a + b, _draw(_normal, _normal), 10,
                ["both inputs get the output gradient unchanged: return (g, g)"] * 2),
@@ -519,7 +649,7 @@ _OPS = {
     "tanh": _Op("tanh", "np.tanh(a.data)", lambda a: a.tanh(), _draw(_normal), 17,
                 ["d tanh(x)/dx = 1 - tanh(x)**2: the gradient is g * (1 - y**2) with "
                  "y = np.tanh(a.data)"]),
-    "relu": _Op("relu", "np.maximum(a.data, 0)", lambda a: a.relu(), _draw(_not_near_zero), 18,
+    "relu": _Op("relu", "np.maximum(a.data, 0)", lambda a: a.relu(), _with_relu_kink, 18,
                 ["relu passes the gradient where the input is positive and blocks it "
                  "elsewhere: np.where(a.data > 0, g, 0.0)"]),
     "power": _Op("power", "a.data ** p", lambda a, p: a ** p, _draw(_positive), 19,
@@ -558,7 +688,10 @@ def _case_label(name: str, k: int, n: int, inputs: Sequence[Any], extra: Sequenc
 
 
 def _plain(x: Any) -> Any:
-    """A value the student's code returned, as plain data: a float array, or a description."""
+    """A value the student's code returned, as plain data: None, a float array, or a
+    description of what it is."""
+    if x is None:
+        return None
     try:
         return np.array(x, dtype=np.float64)
     except (TypeError, ValueError):
@@ -641,6 +774,8 @@ def _unchanged(case: str, name: str, inputs: Sequence[T], arrays: Sequence[np.nd
 
 
 def _as_array(got: Any, case: str, what: str, cause: str) -> np.ndarray:
+    if got is None:
+        fail(case, f"{what} is None", cause)
     if isinstance(got, dict) and "not an array" in got:
         fail(case, f"{what} should be a number or an array; got {got['not an array']}", cause)
     return np.asarray(got, dtype=np.float64)
@@ -680,9 +815,15 @@ def _op_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
                     fail(case, f"{what} has shape {got.shape} but {_LETTERS[i]} has shape "
                                f"{shape}", "in an elementwise operation each input's gradient "
                                            "has that input's shape")
+                cause = op.causes[i]
+                kink = name == "relu" and bool(np.any(arrays[0] == 0))
+                if kink:  # the gradient at exactly 0 is 0, by convention; no finite differences
+                    case += " (inputs exactly at 0 included)"
+                    cause = ("at x = 0 exactly relu's gradient is 0, as in the scalar Var and "
+                             "PyTorch: pass g only where a.data > 0 (not >= 0)")
+                    fd = np.where(arrays[0] == 0, g * local, np.asarray(fd, dtype=np.float64))
                 assert_close(got, g * local, case, f"{what} (vs the scalar engine, for the "
-                                                   f"output gradient g = {show(g)})",
-                             op.causes[i])
+                                                   f"output gradient g = {show(g)})", cause)
                 assert_close(got, fd, case, f"{what} (vs finite differences of your forward)",
                              op.causes[i], rtol=1e-4, atol=1e-6)
     if name == "power":

@@ -11,15 +11,13 @@ From Python::
     write_report(book, "grading-report")
     print(summary(book))
 
-Each notebook runs in a fresh kernel as the *released* lesson with the student's exercise cells
-put in place; the released checks run afresh after the student's code, and the weights come
-from ``minigrad.course.checks.lessonN.EXERCISES``. See :mod:`.runner` for what runs and
-:mod:`.submissions` for the folder layout. The grader needs ``nbclient``, ``nbformat``,
-``ipykernel`` and ``tqdm`` (the ``dev`` extra has them).
-
-Threat model: a student who edits or deletes check cells, or patches ``minigrad.course.checks`` from a
-cell, gains nothing. The grader is not a sandbox: notebooks run with the instructor's rights,
-so run it in a container or an unprivileged account when that matters.
+Each notebook runs in its own sandbox (:mod:`.sandbox`, bubblewrap) as the *released* lesson
+with the student's exercise cells put in place; the checks' expected values are computed and
+compared here, in the grader, on inputs drawn from a secret seed (:mod:`.runner`), and the
+weights come from ``minigrad.course.checks.lessonN.EXERCISES``. See :mod:`.submissions` for
+the folder layout and the README's "Grading" section for the threat model. The grader needs
+``nbformat``, ``ipython``, ``tqdm``, and what the lessons import (``matplotlib``): the
+``grade`` extra has them all.
 """
 import importlib
 from typing import Any
@@ -36,8 +34,8 @@ _EXPORTS = {
 }
 __all__ = list(_EXPORTS)
 
-MISSING = ("the grader needs nbclient, nbformat, ipykernel and tqdm ({} is not installed): "
-           "pip install 'minigrad-course[dev]'")
+MISSING = ("the grader needs nbformat, ipython, tqdm and matplotlib ({} is not installed): "
+           "pip install 'minigrad-course[grade]'")
 
 
 def __getattr__(name: str) -> Any:

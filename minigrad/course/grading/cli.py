@@ -1,7 +1,8 @@
 """The ``minigrad-grade`` command (also ``python -m minigrad.course.grading``).
 
 Exit status: 0 when grading finished, whatever the scores; 2 when the grader could not run
-(bad arguments, no released lessons, no notebooks found); 130 when interrupted.
+(bad arguments, no released lessons, no notebooks found, no sandbox, a failed preflight); 130
+when interrupted.
 """
 from __future__ import annotations
 
@@ -21,20 +22,24 @@ examples:
   minigrad-grade submissions/ --jobs 4           grade everyone into grading-report/
   minigrad-grade submissions/ --student alice    regrade alice; merge into the report
   minigrad-grade --list-lessons                  what was released, with the points
+
+Each notebook runs in a bubblewrap sandbox (apt-get install bubblewrap); before the students,
+the reference solutions are graded once in it (the preflight) and must get full marks.
 """
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="minigrad-grade", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Grade minigrad lesson notebooks: run each in a fresh kernel with the "
-                    "released lesson's cells and checks, and write a report.")
+        description="Grade minigrad lesson notebooks: run each in its own sandbox with the "
+                    "released lesson's cells, judge the checks' results here, and write a "
+                    "report.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="notebooks or folders of them")
     p.add_argument("-o", "--out", default="grading-report", metavar="DIR",
                    help="folder for grades.csv, exercises.csv, grades.json and feedback/ "
                         "(default: %(default)s)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="notebooks to grade at once, each in its own kernel (default: 1)")
+                   help="notebooks to grade at once, each in its own sandbox (default: 1)")
     p.add_argument("--student", action="append", metavar="NAME",
                    help="grade only this student (repeatable); their rows replace the old ones "
                         "in an existing report in --out")
@@ -47,6 +52,18 @@ def parser() -> argparse.ArgumentParser:
                    help="folder of released lessons (default: those shipped with minigrad)")
     p.add_argument("--checks-package", metavar="NAME",
                    help="package with the lessonN checks modules (default: minigrad.course.checks)")
+    p.add_argument("--memory", type=float, default=2.0, metavar="GIB",
+                   help="memory (address space) one notebook may use, in GiB (default: "
+                        "%(default)g)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run notebooks without bubblewrap, with your rights (they can read and "
+                        "change your files, see your environment, use the network): only in a "
+                        "throwaway container")
+    p.add_argument("--solutions", metavar="DIR",
+                   help="reference solution notebooks for the preflight (default: solutions/ "
+                        "of the checkout, if any)")
+    p.add_argument("--no-preflight", action="store_true",
+                   help="do not grade the reference solutions first")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
     p.add_argument("--list-lessons", action="store_true",
@@ -85,7 +102,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list_lessons(args.released, args.checks_package)
         if not args.paths:
             p.error("give at least one notebook or folder of submissions")
-        options = GradingOptions(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout)
+        options = GradingOptions(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout,
+                                 sandbox=not args.no_sandbox, memory=int(args.memory * 2**30))
+        if args.no_sandbox:
+            print("minigrad-grade: warning: --no-sandbox: the notebooks run with your rights; "
+                  "a submission can read and change your files, see your environment, use the "
+                  "network and leave processes behind", file=sys.stderr)
+        if not args.no_preflight:
+            from .lessons import load_lessons
+            from .preflight import preflight
+            from .sandbox import available
+            if options.sandbox and available() is not None:
+                raise GraderError(f"no sandbox: {available()}; --no-sandbox runs the notebooks "
+                                  "with your rights: use it only in a throwaway container")
+            checked = preflight(load_lessons(args.released, args.checks_package),
+                                args.solutions, options)
+            if not checked.ok:
+                raise GraderError(checked.message)
+            if not args.quiet:
+                print(checked.message, file=sys.stderr)
         book = grade(args.paths, students=args.student, jobs=args.jobs, released=args.released,
                      checks_package=args.checks_package, options=options,
                      progress=False if args.no_progress else None)

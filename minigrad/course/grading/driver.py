@@ -97,6 +97,57 @@ def _where(exc: BaseException | None) -> str:
     return f"line {frame.lineno} of your code, in {frame.name}: {line}" if line else ""
 
 
+def _replaced(package: str) -> list[str]:
+    """What of the imported checks package a notebook replaced (reported, then undone)."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if name != package and not name.startswith(package + "."):
+            continue
+        file = getattr(module, "__file__", None)
+        spec = getattr(module, "__spec__", None)
+        if file is None or spec is None or getattr(spec, "origin", None) != file:
+            found.append(f"{name} (the whole module)")
+            continue
+        for attr, value in list(vars(module).items()):
+            code = getattr(value, "__code__", None) or getattr(
+                getattr(value, "__wrapped__", None), "__code__", None)
+            if code is not None and getattr(value, "__module__", name) == name and \
+                    code.co_filename != file:
+                found.append(f"{name}.{attr}")
+            elif isinstance(value, type) and getattr(value, "__module__", None) == name:
+                for method, fn in vars(value).items():
+                    fn_code = getattr(fn, "__code__", None)
+                    if fn_code is not None and fn_code.co_filename != file:
+                        found.append(f"{name}.{attr}.{method}")
+            elif (code is not None and _typed_here(value)) or (
+                    isinstance(value, type) and value.__module__ == "__main__"):
+                found.append(f"{name}.{attr}")
+    return found
+
+
+def _typed_here(obj: Any) -> bool:
+    """True for a function whose code was typed in a notebook cell (or exec'd from a string)."""
+    code = getattr(obj, "__code__", None)
+    filename = getattr(code, "co_filename", "") if code is not None else ""
+    return filename.startswith("<") or "ipykernel_" in filename
+
+
+def _suspicious(package: str) -> list[str]:
+    """Functions of numpy and of the engine that a notebook cell replaced (reported only)."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        top = name.partition(".")[0]
+        if (name not in ("numpy", "numpy.testing") and top != "minigrad") or name == package \
+                or name.startswith(package + ".") or name.startswith("minigrad.course.grading"):
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        found.extend(f"{name}.{attr}" for attr, value in items if _typed_here(value))
+    return found
+
+
 def _fresh_checks(package: str) -> None:
     """Forget every imported checks module, so the next import reads them from disk again."""
     for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
@@ -116,6 +167,8 @@ class _Recorder:
     def __init__(self, package: str, step: dict[str, Any]) -> None:
         self._package, self._step = package, step
         self.record: dict[str, Any] | None = None
+        self.replaced: list[str] = []
+        self.suspicious: list[str] = []
 
     def __getattr__(self, lesson: str) -> Any:
         recorder = self
@@ -126,6 +179,8 @@ class _Recorder:
         return _Lesson()
 
     def call(self, lesson: str, name: str, args: tuple, kwargs: dict) -> None:
+        self.replaced = _replaced(self._package)
+        self.suspicious = _suspicious(self._package)
         _fresh_checks(self._package)
         module = importlib.import_module(f"{self._package}.{lesson}")
         check = getattr(module, name)
@@ -196,6 +251,8 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
     record["output"] = out.take()[-limit:]
     if recorder is not None and recorder.record is not None and not timed_out:
         record["check"] = recorder.record
+    if recorder is not None:
+        record["replaced"], record["suspicious"] = recorder.replaced, recorder.suspicious
     try:
         return {"line": dumps(record)}
     except ProtocolError as exc:  # the student's outputs hold something that is not data

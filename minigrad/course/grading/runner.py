@@ -31,6 +31,7 @@ import dataclasses
 import importlib
 import os
 import queue
+import re
 import secrets
 import shutil
 import signal
@@ -47,7 +48,7 @@ import numpy as np
 from minigrad.course.checks import CheckFailed, Split
 
 from . import sandbox
-from .lessons import CHECKS_ALIAS, ReleasedLesson, load_lessons
+from .lessons import CHECKS_ALIAS, ReleasedLesson, load_lessons, normalize
 from .results import (CheckOutcome, ExerciseGrade, Gradebook, Issue, LessonSummary,
                       NotebookGrade)
 from .protocol import MAX_BYTES, ProtocolError, dumps, loads
@@ -201,6 +202,7 @@ class Execution:
     issues: list[Issue] = field(default_factory=list)
     output_chars: int = 0
     kernel_log: str = ""
+    patched: dict[str, dict[str, None]] = field(default_factory=dict)
 
 
 def _first_line(source: str) -> str:
@@ -422,6 +424,11 @@ def _take(record: dict[str, Any], step: Step, index: int, result: StepResult,
                                       "and was interrupted"))
     if step.kind != "check":
         return
+    for key in ("replaced", "suspicious"):   # what the notebook patched, for the report
+        names = record.get(key)
+        if isinstance(names, list):
+            execution.patched.setdefault(key, {}).update(
+                dict.fromkeys(_text(n, 200) for n in names[:50]))
     check = record.get("check")
     output = _text(record.get("output"), limit)
     if isinstance(check, dict):
@@ -556,7 +563,8 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
         if assembly.attempted:
             execution = run_assembly(assembly, lesson, options)
             grade.issues += execution.issues
-            grade.issues += _cell_errors(assembly, execution)
+            grade.issues += _cell_errors(assembly, execution, notebook)
+            grade.issues += _patches(execution)
             if any(issue.kind == "grader" for issue in execution.issues):
                 grade.status = "error"
         else:
@@ -568,14 +576,92 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
     return grade
 
 
-def _cell_errors(assembly: Assembly, execution: Execution) -> list[Issue]:
+def _patches(execution: Execution) -> list[Issue]:
+    replaced = execution.patched.get("replaced", {})
+    suspicious = execution.patched.get("suspicious", {})
     issues = []
-    for step, result in zip(assembly.steps, execution.steps):
+    if replaced:
+        issues.append(Issue("patched checks", "the notebook replaced " + ", ".join(replaced) +
+                            "; the checks were imported afresh and judged here, so this had no "
+                            "effect"))
+    if suspicious:
+        issues.append(Issue("patched engine", "the notebook replaced " + ", ".join(suspicious) +
+                            " with code of its own (not undone: look at it by hand)"))
+    return issues
+
+
+_NAME_ERROR = re.compile(r"NameError: name '(?P<name>[A-Za-z_]\w*)' is not defined")
+
+
+def _defined_in(source: str, name: str) -> bool:
+    """Whether a cell's source binds ``name`` (def, class, assignment or import)."""
+    n = re.escape(name)
+    return re.search(rf"^\s*(?:def|class)\s+{n}\b|^\s*{n}\s*(?::[^=]*)?=(?!=)|"
+                     rf"^\s*(?:from\s+\S+\s+)?import\s+.*\b{n}\b", source, re.M) is not None
+
+
+def _cell_errors(assembly: Assembly, execution: Execution,
+                 notebook: Mapping[str, Any] | None = None) -> list[Issue]:
+    """Say which cell raised and why, in words a student acts on.
+
+    A NameError for a name that the submission defines in a cell the grader does not run (an
+    extra cell of the student's) says so; one for a name an unfinished exercise was to define,
+    or a NotImplementedError, says that it comes from an exercise not done yet.
+    """
+    issues = []
+    skipped = _skipped_cells(assembly, notebook)
+    exercise_errors = {step.exercise: result for step, result in zip(assembly.steps,
+                                                                      execution.steps)
+                       if step.kind == "cell" and step.exercise and result.status == "error"}
+    explained: set[str] = set()
+    for index, (step, result) in enumerate(zip(assembly.steps, execution.steps)):
+        record = execution.checks.get(index) if step.kind == "check" else None
+        if result.status != "error" and (record is None or record.get("passed") is True):
+            continue
+        texts = [result.error, str((record or {}).get("message", ""))]
+        hint = ""
+        for text in texts:
+            match = _NAME_ERROR.search(text)
+            if match and match["name"] not in explained:
+                name = match["name"]
+                home = [n for n, source in skipped if _defined_in(source, name)]
+                if home:
+                    explained.add(name)
+                    hint = (f"`{name}` is defined in cell {home[0]} of your notebook, which the "
+                            "grader does not run: it runs the released lesson with only your "
+                            "exercise cells put in. Define helpers inside the exercise cell "
+                            "that uses them")
+                else:
+                    broken = [e for e, r in exercise_errors.items() if r is not result]
+                    if broken:
+                        hint = (f"probably because the cell of exercise {broken[0]} raised an "
+                                "error before it defined everything")
+        if not hint and result.error.startswith("NotImplementedError"):
+            hint = "it uses an exercise that is not done yet"
         if step.kind == "cell" and result.status == "error":
             where = step.label if step.exercise else \
                 f"{step.label} (`{_first_line(step.source)}`)"
-            issues.append(Issue("cell error", f"{where} raised {result.error}"))
+            at = f" at {result.where}" if result.where else ""
+            issues.append(Issue("cell error", f"{where} raised {result.error}{at}"
+                                + (f": {hint}" if hint else "")))
+        elif hint:
+            issues.append(Issue("cell error", f"{step.label} failed: {hint}"))
     return issues
+
+
+def _skipped_cells(assembly: Assembly, notebook: Mapping[str, Any] | None
+                   ) -> list[tuple[int, str]]:
+    """The submission's code cells (1-based numbers, sources) that the grader did not run."""
+    if notebook is None:
+        return []
+    ran = {normalize(step.source) for step in assembly.steps}
+    cells = []
+    for number, cell in enumerate(notebook.get("cells", []), 1):
+        source = cell.get("source", "")
+        if cell.get("cell_type") == "code" and isinstance(source, str) and \
+                normalize(source) not in ran:
+            cells.append((number, source))
+    return cells
 
 
 # ---------------------------------------------------------------------------------------------
