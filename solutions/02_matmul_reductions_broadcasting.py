@@ -1,24 +1,19 @@
 # %% [markdown]
 # # Lesson 2 · Matrix products, reductions and broadcasting
 #
-# Lesson 1's operations took inputs of one shape and gave an output of the same shape. A
-# network needs more: matrix products, sums over an axis, reshapes, a bias added to every row,
-# and a loss that turns a batch of scores into one number. This lesson writes their backward
-# rules. The rule of thumb throughout: **a gradient always has the shape of the thing it is
-# the gradient of**, and that alone often tells you the formula.
+# Lesson 1's operations kept one shape from input to output. A network needs more: matrix
+# products, sums over an axis, reshapes, a bias added to every row, and a loss that turns a
+# batch of scores into one number. The rule of thumb for all their backward rules: **a
+# gradient has the shape of the thing it is the gradient of**.
 #
-# **By the end of this lesson you will be able to**
-#
-# - read the two VJPs of a matrix product off the shapes;
-# - spread the gradient of a sum back over the summed axes, and undo reshapes and transposes;
-# - explain what broadcasting does in the backward pass, and write `unbroadcast`;
-# - derive the `softmax - onehot` gradient of cross-entropy and write a fused version that
-#   cannot overflow.
+# **By the end of this lesson you will be able to** read the VJPs of a matrix product off the
+# shapes; spread a sum's gradient back and undo reshapes and transposes; write `unbroadcast`;
+# and write a fused cross-entropy that cannot overflow.
 #
 # You now build on `minigrad`, an engine that works like the `Tensor` you wrote in lesson 1
 # (so you start from working code, whatever happened there). As before, fill in the exercise
-# cells; the check after each one tells you what it verified or what went wrong. About 25
-# minutes.
+# cells; the check after each one prints ✓ or ✗ and what it found. A demo whose exercise is not
+# done yet runs on the reference version and says so. About 25 minutes.
 
 # %%
 import matplotlib.pyplot as plt
@@ -28,24 +23,24 @@ import minigrad
 import minigrad.functional as F
 from minigrad import Tensor, op
 from minigrad.course import checks
+from minigrad.course.demos import yours_or_reference
 
 plt.rcParams.update({"figure.dpi": 72, "figure.figsize": (6, 3), "font.size": 9})
 
 # %% [markdown]
 # ## 1. minigrad's `Tensor`, and how to add an operation
 #
-# `minigrad.Tensor` holds `.data` and `.grad` as your `Tensor` did. Two differences: only
-# tensors created with `requires_grad=True` (and what is computed from them) get gradients,
-# and new operations are defined with `minigrad.op`:
+# `minigrad.Tensor` holds `.data` and `.grad` as yours did, but only tensors created with
+# `requires_grad=True` (and what is computed from them) get gradients. New operations are
+# defined with `minigrad.op`:
 #
 # ```python
 # op(value, parents, vjp, saved=(arrays...), name="...")
 # ```
 #
-# `value` is the result, already computed on arrays; `vjp(g, *saved)` receives the output
-# gradient `g` and the saved arrays and returns the gradient of each parent (a tuple, or a
-# bare array when there is one parent). Arrays passed as `saved` are handed to the VJP; the
-# engine counts them and frees them after `backward()` (lesson 4 measures this). Here is
+# `value` is the result, computed on arrays; `vjp(g, *saved)` receives the output gradient
+# and the saved arrays and returns each parent's gradient (a tuple, or a bare array for one
+# parent). The engine frees saved arrays after `backward()` (lesson 4 measures this). Here is
 # `square`:
 
 # %%
@@ -67,11 +62,12 @@ print("dy/dx =", x.grad)
 # The backward pass gets `dC`, the gradient with respect to `C`, also `(n, m)`, and must
 # return `dA` of shape `(n, k)` and `dB` of shape `(k, m)`.
 #
-# There is exactly one way to multiply `dC` with `B` (or its transpose) and get an `(n, k)`
-# matrix: `dC @ B.T`, `(n, m) @ (m, k)`. And one way to get `(k, m)` from `A` and `dC`:
-# `A.T @ dC`. Those are the two VJPs. (Writing out one element,
-# `C[i, j] = sum_l A[i, l] B[l, j]`, confirms them: `dC[i, j]` reaches `A[i, l]` through
-# `B[l, j]`, which is row `i` of `dC @ B.T`.)
+# When `n`, `k` and `m` differ, only one product of `dC` with `B` (or its transpose) is an
+# `(n, k)` matrix: `dC @ B.T`, `(n, m) @ (m, k)`; and only `A.T @ dC` gives `(k, m)`. Those are
+# the two VJPs. For square matrices other products have the right shape too, so the shapes
+# are a guide, not a proof. The proof is one element: in `C[i, j] = sum_l A[i, l] B[l, j]`,
+# `A[i, l]` reaches every `C[i, j]` through `B[l, j]`, so its gradient is
+# `sum_j dC[i, j] B[l, j]`, entry `(i, l)` of `dC @ B.T`.
 
 # %% tags=["demo"]
 from matplotlib.patches import Rectangle
@@ -115,10 +111,17 @@ plt.show()
 #
 # Compute the product on the arrays, save the two input arrays, and return both gradients.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1 · the idea</summary>
 #
-# `op(a.data @ b.data, (a, b), lambda g, x, w: (g @ w.T, x.T @ g), saved=(a.data, b.data),
-# name="matmul")`: inside the VJP, `x` and `w` are the saved arrays.
+# Each gradient has the shape of its input. Which product of the output gradient `(n, m)`
+# with `B` or its transpose is `(n, k)`? Which product of `A` or its transpose with it is
+# `(k, m)`? The VJP needs `A` and `B` at backward time: pass them as `saved`.
+#
+# </details>
+# <details><summary>Hint 2 · the formulas</summary>
+#
+# `dA = g @ B.T` and `dB = A.T @ g`. With `saved=(a.data, b.data)` the VJP is called as
+# `vjp(g, a_data, b_data)`.
 #
 # </details>
 
@@ -136,10 +139,9 @@ checks.lesson2.matmul(matmul)
 # %% [markdown]
 # ## 3. Sums spread the gradient back
 #
-# In `s = x.sum(axis=0)`, each element `x[i, j]` appears in exactly one output, `s[j]`, with
-# coefficient 1. So its gradient is that output's gradient: `dx[i, j] = ds[j]`. The VJP copies
-# `g` back along the summed axes. In NumPy: put the summed axes back as axes of size 1
-# (`np.expand_dims`), then let `np.broadcast_to` copy along them:
+# In `s = x.sum(axis=0)`, each `x[i, j]` is in exactly one output, `s[j]`, with coefficient 1,
+# so `dx[i, j] = ds[j]`: the VJP copies `g` back along the summed axes. In NumPy: put them
+# back with size 1 (`np.expand_dims`), then `np.broadcast_to` copies along them:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -151,16 +153,20 @@ print(np.broadcast_to(g_kept, (2, 3)))       # (2, 3): each row of x gets g
 # %% [markdown]
 # ### Exercise 2.2 · `sum(x, axis=None, keepdims=False)`
 #
-# `axis` is `None` (sum everything), an axis, or a tuple of axes, as in NumPy. With
-# `keepdims=True` the summed axes are already there with size 1. (The name `sum` hides
-# Python's built-in `sum` in this notebook, as `from torch import sum` would; use `np.sum` on
-# arrays.)
+# `axis` is `None` (sum everything), an axis, or a tuple of axes, as in NumPy. (The name
+# `sum` hides Python's built-in `sum` here; use `np.sum` on arrays.)
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1 · the idea</summary>
 #
-# In the VJP: `if axis is not None and not keepdims: g = np.expand_dims(g, axis)`, then
-# `return np.broadcast_to(g, x.shape)`. (With `axis=None`, `g` is a single number and
-# broadcasts to any shape as it is.)
+# As in the cell above: `g` is copied back along the summed axes, to `x`'s shape. What
+# differs between `keepdims=True` and `False` in the shape of `g`?
+#
+# </details>
+# <details><summary>Hint 2 · the shapes</summary>
+#
+# Unless `keepdims`, `g` has lost the summed axes: put them back with size 1
+# (`np.expand_dims(g, axis)`), then `np.broadcast_to` copies along them. With `axis=None`, `g`
+# is one number and broadcasts to any shape as it is.
 #
 # </details>
 
@@ -187,9 +193,12 @@ checks.lesson2.sum(sum)
 
 # %%
 # NBVAL_CHECK_OUTPUT
+total = yours_or_reference("2.2", sum=sum).sum   # mean's, from here on
+
+
 def mean(x, axis=None, keepdims=False):
     count = x.data.size // np.size(np.sum(x.data, axis=axis))
-    return sum(x, axis, keepdims) * (1.0 / count)
+    return total(x, axis, keepdims) * (1.0 / count)
 
 
 x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
@@ -199,14 +208,11 @@ print(x.grad)                                # each row of 3 values: 1/3 each
 # %% [markdown]
 # ## 4. Reshape and transpose, undone
 #
-# A reshape moves no number: the element that sat at position `p` of `x` sits at position `p`
-# of the result (counting in row-major order). So the gradient is `g` reshaped back to
-# `x.shape`.
-#
-# A transpose with `axes` (a permutation) sends axis `axes[i]` of `x` to axis `i` of the
-# result. The gradient must go the other way: the *inverse* permutation, which
-# `np.argsort(axes)` gives. For two axes the permutation is its own inverse, which is why the
-# mistake of reusing `axes` only shows up with three or more:
+# A reshape moves no number (in row-major order, element `p` stays element `p`), so the
+# gradient is `g` reshaped back to `x.shape`. A transpose with `axes` sends axis `axes[i]` of
+# `x` to axis `i`; the gradient goes the other way, with the *inverse* permutation,
+# `np.argsort(axes)`. A permutation of two axes is its own inverse, so reusing `axes` only
+# goes wrong with three or more:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -224,11 +230,17 @@ print("axes =", axes, " inverse =", inverse)
 # `shape` may contain one `-1`, as in NumPy. `axes=None` reverses the axes (a plain matrix
 # transpose in 2-D).
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1 · the idea</summary>
 #
-# Keep what the VJP needs in local variables before building the node: `old = x.shape` for
-# reshape (`lambda g: g.reshape(old)`), and the inverse permutation for transpose. For
-# `axes=None`, use `axes = tuple(reversed(range(x.data.ndim)))`.
+# Neither operation changes a number, only where it sits, so the VJP moves `g` back: to `x`'s
+# shape, or to `x`'s order of axes. Keep what it needs in local variables before building
+# the node.
+#
+# </details>
+# <details><summary>Hint 2 · the formulas</summary>
+#
+# Reshape: `g` reshaped to the old shape. Transpose: `np.transpose(g, inverse)` with
+# `inverse = np.argsort(axes)`; for `axes=None` use `tuple(reversed(range(x.data.ndim)))`.
 #
 # </details>
 
@@ -260,14 +272,13 @@ checks.lesson2.transpose(transpose)
 # %% [markdown]
 # ## 5. Broadcasting, and undoing it
 #
-# NumPy lets you add a bias `b` of shape `(3,)` to a batch `x` of shape `(4, 3)`: it lines the
-# shapes up at their right end and stretches every axis of size 1 (or missing) to match, as
-# if `b` were copied into 4 rows. In the backward pass, every copy sends a gradient back to
-# the one `b` it came from, so `b`'s gradient is the **sum over the copies**: summed over the
-# leading axes `b` does not have, and over the axes where `b` had size 1 (keeping them).
+# NumPy adds a bias `b` of shape `(3,)` to a batch `x` of shape `(4, 3)` as if `b` were
+# copied into 4 rows: it lines the shapes up at their right end and stretches every axis of
+# size 1 (or missing). In the backward pass each copy sends a gradient back to the one `b` it
+# came from, so `b`'s gradient is the **sum over the copies**.
 #
-# Try it below: type two shapes, pick an operator, look at the broadcast copies (dashed), and
-# press the button to send a gradient of ones back and watch it summed to each shape.
+# Try it below: type two shapes, pick an operator, and press the button to send a gradient
+# of ones back and watch it summed to each shape.
 
 # %% tags=["demo"]
 # NBVAL_IGNORE_OUTPUT
@@ -278,18 +289,22 @@ BroadcastBackward(shape_a="3,1", shape_b="1,4", op="+")
 # %% [markdown]
 # ### Exercise 2.5 · `unbroadcast(grad, shape)`
 #
-# This one works on plain arrays: given the gradient of a broadcast result, return the
-# gradient of the input that had shape `shape`. Two kinds of axes were made by broadcasting:
+# On plain arrays: given the gradient of a broadcast result, return the gradient of the input
+# that had shape `shape`. Broadcasting made two kinds of axes: leading axes that `shape` does
+# not have (sum them away), and axes where `shape` has size 1 but `grad` does not (sum them,
+# keeping size 1).
 #
-# 1. the leading axes that `shape` does not have (`grad.ndim - len(shape)` of them): sum them
-#    away;
-# 2. the axes where `shape` has size 1 but `grad` does not: sum them, keeping them as size 1.
+# <details><summary>Hint 1 · the idea</summary>
 #
-# <details><summary>Hint</summary>
+# Sum over exactly the axes that broadcasting made, and no others. Count the leading ones
+# from the two numbers of dimensions; find the stretched ones by comparing `shape` with
+# `grad.shape` axis by axis.
 #
-# `extra = grad.ndim - len(shape)`; `grad = grad.sum(axis=tuple(range(extra)))`; then the
-# stretched axes are `tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)`,
-# summed with `keepdims=True`.
+# </details>
+# <details><summary>Hint 2 · the axes</summary>
+#
+# With `extra = grad.ndim - len(shape)`, sum axes `0 .. extra - 1` away; then sum, with
+# `keepdims=True`, every axis `i` where `shape[i] == 1` and `grad.shape[i] != 1`.
 #
 # </details>
 
@@ -313,8 +328,11 @@ checks.lesson2.unbroadcast(unbroadcast)
 
 # %%
 # NBVAL_CHECK_OUTPUT
+undo = yours_or_reference("2.5", unbroadcast=unbroadcast).unbroadcast   # add's, from here on
+
+
 def add(a, b):
-    return op(a.data + b.data, (a, b), lambda g: (unbroadcast(g, a.shape), unbroadcast(g, b.shape)),
+    return op(a.data + b.data, (a, b), lambda g: (undo(g, a.shape), undo(g, b.shape)),
               name="add")
 
 
@@ -374,23 +392,27 @@ with np.errstate(all="ignore"):              # NumPy would warn about the overfl
 
 # %% [markdown]
 # The fix is the **log-sum-exp trick**: for any `m`,
-# $\log \sum_j e^{z_j} = m + \log \sum_j e^{z_j - m}$. With `m = max(z)`, the largest term is
-# `e^0 = 1` and nothing overflows; tiny terms underflow to 0 harmlessly. Then
-# `log_softmax = z - logsumexp(z)` needs no log of a small probability, and the fused backward
-# rule uses `softmax = exp(log_softmax)`, which is always between 0 and 1.
+# $\log \sum_j e^{z_j} = m + \log \sum_j e^{z_j - m}$. With `m = max(z)` the largest term is
+# `e^0 = 1`: nothing overflows. Then `log_softmax = z - logsumexp(z)` takes no log of a small
+# probability, and the backward rule uses `softmax = exp(log_softmax)`, always in [0, 1].
 #
 # ### Exercise 2.6 · `cross_entropy(logits, targets)`
 #
 # `logits` is a tensor of shape `(N, C)`, `targets` an integer array of `N` class indices.
 # Return the mean loss as **one node** whose only parent is `logits`, with the fused VJP.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1 · the idea</summary>
 #
-# On arrays: `shifted = z - z.max(axis=1, keepdims=True)`;
-# `log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))`;
-# `onehot = np.zeros_like(z); onehot[np.arange(n), targets] = 1.0`; the loss is
-# `-(log_p * onehot).sum() / n`. Save `log_p` and `onehot`; the VJP is
-# `g * (np.exp(log_p) - onehot) / n`.
+# Work on arrays first: log-softmax with the trick above (subtract each row's maximum), then
+# each row's entry at its target, averaged. The VJP needs only the softmax and the one-hot
+# targets: save what gives them.
+#
+# </details>
+# <details><summary>Hint 2 · the formulas</summary>
+#
+# `log_p = shifted - log(sum(exp(shifted), axis=1, keepdims=True))` with `shifted = z - max`;
+# `onehot[np.arange(n), targets] = 1`; loss `-(log_p * onehot).sum() / n`; VJP
+# `g * (exp(log_p) - onehot) / n`.
 #
 # </details>
 
@@ -417,8 +439,9 @@ checks.lesson2.cross_entropy(cross_entropy)
 
 # %%
 # NBVAL_CHECK_OUTPUT
+demo = yours_or_reference("2.6", cross_entropy=cross_entropy)
 logits = Tensor(z, requires_grad=True)
-loss = cross_entropy(logits, t)
+loss = demo.cross_entropy(logits, t)
 loss.backward()
 print("loss =", round(float(loss.data), 4))
 print("gradient =\n", logits.grad.round(4))
@@ -432,6 +455,7 @@ print("gradient =\n", logits.grad.round(4))
 
 # %%
 # NBVAL_CHECK_OUTPUT
+demo = yours_or_reference("2.1", "2.6", matmul=matmul, cross_entropy=cross_entropy)
 rng = np.random.default_rng(0)
 x = Tensor(rng.normal(size=(5, 4)))
 targets = np.array([0, 2, 1, 2, 0])
@@ -440,7 +464,7 @@ b = Tensor(np.zeros(3), requires_grad=True)
 
 
 def yours(W, b):
-    return cross_entropy(add(matmul(x, W), b), targets)
+    return demo.cross_entropy(add(demo.matmul(x, W), b), targets)
 
 
 def builtin(W, b):
@@ -459,15 +483,10 @@ print("gradcheck:", bool(minigrad.gradcheck(yours, W, b)))
 # %% [markdown]
 # ## Summary
 #
-# - A gradient has the shape of its input; for `C = A @ B` that fixes the VJPs:
-#   `dA = dC @ B.T` and `dB = A.T @ dC`.
-# - A sum copies the gradient back along the summed axes (`expand_dims`, then
-#   `broadcast_to`); a mean divides it by the count; reshape and transpose are undone by
-#   reshaping back and by the inverse permutation.
-# - Broadcasting copies an input; its gradient is the sum over the copies, which is what
-#   `unbroadcast` computes. Every operation on inputs of different shapes needs it.
-# - Cross-entropy fused into one node has the gradient `(softmax - onehot) / N`; computed with
-#   the log-sum-exp trick, it is finite for any logits, where softmax-then-log overflows.
+# - A gradient has the shape of its input: for `C = A @ B`, `dA = dC @ B.T`, `dB = A.T @ dC`.
+# - A sum copies the gradient back along the summed axes; reshape and transpose are undone.
+# - A broadcast input's gradient is the sum over its copies: `unbroadcast`.
+# - Fused cross-entropy has the gradient `(softmax - onehot) / N`, finite for any logits.
 #
-# **Next:** lesson 3 builds a PyTorch-shaped library on top of these operations: parameters,
+# **Next:** lesson 3 builds a PyTorch-shaped library on these operations: parameters,
 # modules and an optimizer.

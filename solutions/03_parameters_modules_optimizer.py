@@ -4,19 +4,18 @@
 # Your engine from lessons 1 and 2 can differentiate any expression of tensors. Training a
 # network needs more than that: something has to know *which* tensors are the weights, hand
 # them to an update rule, and clear their gradients between steps. In this lesson you write that
-# layer of bookkeeping, shaped like PyTorch's `torch.nn` and `torch.optim`, so that what you
-# learn here carries over unchanged.
+# layer of bookkeeping, shaped like PyTorch's `torch.nn` and `torch.optim`: the same names and
+# the same two rules of a training step. (One simplification: our modules also search plain
+# lists and dicts for parameters; PyTorch only searches `nn.ModuleList` and `nn.ModuleDict`.)
 #
-# **By the end of this lesson you will be able to**
-#
-# - write `Parameter`, a tensor the model learns, and `Module`, a base class whose
-#   `parameters()` finds every parameter of a model by itself, however deeply it is nested;
-# - write the layers `Linear` and `ReLU`, and chain layers with `Sequential`;
-# - write the optimizer `SGD`, and explain the two rules of every training step: zero the
-#   gradients before `backward()`, and update the parameters outside the graph.
+# **By the end of this lesson you will be able to** write `Parameter` and a `Module` whose
+# `parameters()` finds every weight however deeply it is nested; the layers `Linear`, `ReLU`
+# and `Sequential`; and `SGD`, with the two rules of every training step: zero the gradients
+# before `backward()`, and update the parameters outside the graph.
 #
 # The engine is `minigrad` as lesson 2 left it. You write everything on top of
-# `minigrad.Tensor`.
+# `minigrad.Tensor`. A demo whose exercise is not done yet runs on the library's own classes
+# (`minigrad.nn`, `minigrad.optim`) and says so.
 
 # %%
 import matplotlib.pyplot as plt
@@ -24,6 +23,7 @@ import numpy as np
 
 from minigrad import Tensor, graph, no_grad
 from minigrad.course import checks
+from minigrad.course.demos import yours_or_reference
 
 np.set_printoptions(precision=4, suppress=True)
 plt.rcParams["figure.dpi"] = 72   # small figures keep the notebook light
@@ -56,31 +56,34 @@ for step in range(3):
     print(f"step {step}: loss {loss.item():.6f}")
 
 # %% [markdown]
-# It works, but the four weights are listed twice by hand, and a deeper network would list
-# dozens. Forget one tensor in one list and nothing crashes: that weight just never learns, or
-# its gradient silently piles up.
-#
-# PyTorch's answer, which we copy, is to let the model find its own weights:
-#
-# - a **`Parameter`** is a tensor marked as "learned";
-# - a **`Module`** holds parameters and other modules as attributes, and `parameters()`
-#   collects them all;
-# - an **optimizer** receives `model.parameters()` once and owns the update and the zeroing.
+# It works, but the weights are listed twice by hand. Forget one tensor in one list and
+# nothing crashes: that weight never learns, or its gradient silently piles up. PyTorch's
+# answer, which we copy: a **`Parameter`** is a tensor marked as learned, a **`Module`**
+# finds the parameters it holds, and an **optimizer** gets them once and owns the update and
+# the zeroing.
 
 # %% [markdown]
 # ## 2. `Parameter`: a tensor the model learns
 #
-# A parameter is an ordinary `Tensor` with two promises: it always requires a gradient, and it
-# is a leaf (no operation made it). Being a subclass is what matters: `isinstance(value,
-# Parameter)` is how a module tells a weight apart from a constant tensor such as a mask.
+# A parameter is a `Tensor` that always requires a gradient and is a leaf. Being a subclass
+# is what matters: `isinstance(value, Parameter)` tells a weight from a constant tensor.
 #
 # ### Exercise 3.1
 #
 # Write `Parameter.__init__(self, data, dtype=None)`: make `self` a tensor of `data` (with
 # `dtype` if given) that requires grad.
 #
-# *Hint:* one line. `Tensor.__init__` already takes `(data, requires_grad=False, dtype=None)`;
-# call it through `super().__init__(...)`.
+# <details><summary>Hint 1 · the idea</summary>
+#
+# A `Parameter` *is* a `Tensor` with one setting fixed. Let the parent class do the work.
+#
+# </details>
+# <details><summary>Hint 2 · the call</summary>
+#
+# `Tensor.__init__` takes `(data, requires_grad=False, dtype=None)`: call it through
+# `super().__init__(...)` with `requires_grad=True`.
+#
+# </details>
 
 # %% tags=["exercise:3.1"]
 class Parameter(Tensor):
@@ -98,10 +101,9 @@ checks.lesson3.parameter(Parameter)
 # %% [markdown]
 # ## 3. `Module`: a model that finds its own parameters
 #
-# A module keeps what it needs as ordinary attributes: `self.weight = Parameter(...)`,
-# `self.hidden = Linear(...)`, `self.layers = [...]`. Python stores them in the instance's
-# dictionary, `vars(self)`, so a module can look at its own attributes and pick out the
-# parameters. Four kinds of value can lead to a parameter:
+# A module keeps what it needs as ordinary attributes (`self.weight = Parameter(...)`,
+# `self.layers = [...]`), which Python stores in `vars(self)`, a dictionary the module can
+# look through. Four kinds of value can lead to a parameter:
 #
 # | an attribute's value | what `parameters()` does with it |
 # |---|---|
@@ -110,9 +112,8 @@ checks.lesson3.parameter(Parameter)
 # | a `list`, `tuple` or `dict` | look at each item (a dict's values) the same way |
 # | anything else (a number, a string, a constant `Tensor`) | skip it |
 #
-# One subtlety: the same parameter can be reachable twice, for example when one module is
-# stored under two names to share its weights. `parameters()` returns it **once**, or the
-# optimizer would update it twice per step.
+# One subtlety: a parameter can be reachable twice (one module stored under two names, to
+# share weights). `parameters()` returns it **once**, or the optimizer would update it twice.
 
 # %% [markdown]
 # ### Exercise 3.2
@@ -121,11 +122,18 @@ checks.lesson3.parameter(Parameter)
 # attributes, following the table above, each one once. The rest of the class is given:
 # calling a module runs its `forward`, and `zero_grad()` uses your `parameters()`.
 #
-# *Hint:* write a small inner function `collect(value)` that handles one value by the table
-# (calling itself on list items, dict values, and using `value.parameters()` for a module), then
-# call it on each of `vars(self).values()`. To keep each parameter once, skip one that is
-# already in your list: compare with `is` (`any(p is q for q in found)`), not with `==`, which
-# compares tensors elementwise.
+# <details><summary>Hint 1 · the idea</summary>
+#
+# The table is a recursive rule: one function that handles *one value*, row by row, and
+# calls itself on what the value contains. Start it on every attribute's value.
+#
+# </details>
+# <details><summary>Hint 2 · the details</summary>
+#
+# For a module, use its own `parameters()`. To keep each parameter once, compare with `is`
+# (`any(p is q for q in found)`): `==` and `in` compare tensors elementwise.
+#
+# </details>
 
 # %% tags=["exercise:3.2"]
 class Module:
@@ -175,20 +183,23 @@ checks.lesson3.parameters(Module, Parameter)
 # A quick look: a module with a weight, a constant and a list holding another module.
 
 # %% tags=["demo"]
-class Scale(Module):
+demo = yours_or_reference("3.1", "3.2", Module=Module, Parameter=Parameter)
+
+
+class Scale(demo.Module):
     def __init__(self):
-        self.gain = Parameter(np.ones(3))
+        self.gain = demo.Parameter(np.ones(3))
         self.mask = Tensor(np.array([1.0, 0.0, 1.0]))   # a constant: not learned
 
     def forward(self, x):
         return x * self.gain * self.mask
 
 
-class TwoScales(Module):
+class TwoScales(demo.Module):
     def __init__(self):
         self.first = Scale()
         self.rest = [Scale()]
-        self.offset = Parameter(np.zeros(3))
+        self.offset = demo.Parameter(np.zeros(3))
 
     def forward(self, x):
         return self.rest[0](self.first(x)) + self.offset
@@ -204,14 +215,12 @@ print([p.shape for p in TwoScales().parameters()])
 #
 # $$y = x W^\top + b, \qquad W: (\text{out}, \text{in}), \quad b: (\text{out},), \quad y: (N, \text{out}).$$
 #
-# The weight is stored as `(out_features, in_features)`, one row per output unit. That is
-# PyTorch's layout, and it is why the forward pass has a transpose. The bias broadcasts over
-# the batch; lesson 2's `unbroadcast` sums its gradient back to shape `(out,)`.
+# The weight is stored as `(out, in)`, one row per output unit (PyTorch's layout, hence the
+# transpose); the bias broadcasts over the batch.
 #
 # The initial values matter: if every weight were equal, every output unit would compute the
 # same thing and receive the same gradient, forever. PyTorch draws weight and bias uniformly
-# from $(-k, k)$ with $k = 1/\sqrt{n_\text{in}}$, where $n_\text{in}$ is `in_features`. That
-# keeps the outputs at about the scale of the inputs.
+# from $(-k, k)$ with $k = 1/\sqrt{\text{in}}$, which keeps outputs at the inputs' scale.
 
 # %% [markdown]
 # ### Exercise 3.3
@@ -225,8 +234,19 @@ print([p.shape for p in TwoScales().parameters()])
 # - `forward(x)`: `x @ W.T + b`, written with the tensors themselves so that the engine records
 #   it.
 #
-# *Hint:* use `self.weight` and `self.bias` in `forward`, not their `.data`: an array is
-# invisible to the engine, so its gradient would never arrive.
+# <details><summary>Hint 1 · the idea</summary>
+#
+# The two shapes say which dimension is which; `k` depends only on `in_features`. In
+# `forward`, everything the gradient must reach has to be a tensor the engine sees.
+#
+# </details>
+# <details><summary>Hint 2 · the formulas</summary>
+#
+# `k = 1 / np.sqrt(in_features)`; `Parameter(rng.uniform(-k, k, size=(out_features,
+# in_features)))`, and the bias likewise with `size=(out_features,)`. `forward` uses
+# `self.weight` and `self.bias` themselves, not their `.data`.
+#
+# </details>
 
 # %% tags=["exercise:3.3"]
 class Linear(Module):
@@ -252,17 +272,25 @@ checks.lesson3.linear(Linear, Parameter)
 # %% [markdown]
 # ## 5. `ReLU` and `Sequential`
 #
-# An activation is a module too, one without parameters, so that it can sit in a list of layers
-# like any other. `Sequential(layer1, layer2, ...)` is a module that feeds its input through its
-# layers in order. It keeps them in a list attribute, so your `parameters()` finds their
-# weights without any extra code.
+# An activation is a module without parameters, so it can sit in a list of layers.
+# `Sequential(layer1, layer2, ...)` feeds its input through its layers in order; it keeps them
+# in a list attribute, where your `parameters()` finds their weights.
 #
 # ### Exercise 3.4
 #
 # Write `ReLU.forward` and `Sequential.__init__` / `Sequential.forward`.
 #
-# *Hint:* the engine already has `x.relu()`. In `Sequential.__init__(self, *layers)`,
-# `layers` is a tuple; store it as a list in `self.layers`. `forward` is a three-line loop.
+# <details><summary>Hint 1 · the idea</summary>
+#
+# The engine already has `x.relu()`. `Sequential` feeds each layer's output to the next.
+#
+# </details>
+# <details><summary>Hint 2 · the details</summary>
+#
+# In `__init__(self, *layers)`, `layers` is a tuple: store it as a list in `self.layers`.
+# `forward` is a loop: `x = layer(x)` for each layer, then return `x`.
+#
+# </details>
 
 # %% tags=["exercise:3.4"]
 class ReLU(Module):
@@ -298,7 +326,9 @@ checks.lesson3.relu_and_sequential(ReLU, Sequential)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-model = Sequential(Linear(1, 8, rng=0), ReLU(), Linear(8, 1, rng=1))
+demo = yours_or_reference("3.1", "3.2", "3.3", "3.4", Linear=Linear, ReLU=ReLU,
+                          Sequential=Sequential)
+model = demo.Sequential(demo.Linear(1, 8, rng=0), demo.ReLU(), demo.Linear(8, 1, rng=1))
 print([p.shape for p in model.parameters()])
 
 # %% [markdown]
@@ -311,18 +341,19 @@ print([p.shape for p in model.parameters()])
 
 # %%
 # NBVAL_CHECK_OUTPUT
+demo = yours_or_reference("3.1", "3.2", "3.3", Parameter=Parameter, Linear=Linear)
 xs = Tensor(np.array([[1.0, 2.0], [3.0, -1.0]]))
 ts = Tensor(np.array([[1.0], [0.0]]))
-layer = Linear(2, 1, rng=0)
+layer = demo.Linear(2, 1, rng=0)
 
 loss = ((layer(xs) - ts) ** 2).mean()                       # step 1
 loss.backward()
 old_weight = layer.weight
 layer.weight = layer.weight - 0.1 * layer.weight.grad      # the update, as Tensor maths
 print("the new weight:", layer.weight)
-print("is it a Parameter?", isinstance(layer.weight, Parameter),
+print("is it a Parameter?", isinstance(layer.weight, demo.Parameter),
       "| a leaf?", layer.weight.is_leaf, "| recorded:", graph.count_ops(layer.weight))
-print("parameters the layer still has:", len(layer.parameters()))
+print("parameters the layer still has:", len(list(layer.parameters())))
 
 old_weight.grad = None                                      # forget step 1's gradient
 loss = ((layer(xs) - ts) ** 2).mean()                       # step 2
@@ -332,26 +363,22 @@ print("gradient on the weight the layer uses:", layer.weight.grad)
 print("gradient on the old weight, no longer in the model:", old_weight.grad.ravel())
 
 # %% [markdown]
-# Three things went wrong at once. The weight is now the *output of an operation*, not a
-# parameter, so `parameters()` no longer finds it. Step 2's graph contains the update itself
-# (the second `sub`), so backward walks through it. And the gradient lands on the old weight,
-# the leaf at the start of that history, while the weight the layer actually uses gets none.
+# Three things went wrong. The weight is now the *output of an operation*, which
+# `parameters()` does not find. Step 2's graph contains the update itself (the second `sub`).
+# And the gradient lands on the old weight, not on the one the layer uses.
 #
 # Each recorded update adds a node to the weight's history:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-w = Linear(2, 1, rng=0).weight
+w = demo.Linear(2, 1, rng=0).weight
 for k in range(5):
     w = w - 0.1 * np.ones((1, 2))
     print(f"recorded updates: {k + 1}, tensors in the weight's history: {len(graph.nodes(w))}")
 
 # %% [markdown]
 # After a thousand steps the weight would sit at the end of a thousand-step chain, kept in
-# memory and walked by every backward pass, while the gradient keeps landing on the very first
-# weight, which nothing uses any more.
-#
-# Two rules avoid all of it:
+# memory and walked by every backward pass. Two rules avoid all of it:
 #
 # 1. **Run the update under `no_grad()`**: operations inside record nothing (no parents, no
 #    saved arrays), exactly as in PyTorch's `torch.no_grad()`.
@@ -361,7 +388,7 @@ for k in range(5):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-layer = Linear(2, 1, rng=0)
+layer = demo.Linear(2, 1, rng=0)
 with no_grad():
     new = layer.weight - 0.1 * np.ones((1, 2))
 print("under no_grad:", new, "| leaf:", new.is_leaf, "| recorded:", graph.count_ops(new))
@@ -369,22 +396,31 @@ print("under no_grad:", new, "| leaf:", new.is_leaf, "| recorded:", graph.count_
 # %% [markdown]
 # ## 7. `SGD`: the optimizer
 #
-# The optimizer takes the parameters once, when it is made, and then does two jobs each step:
-# `zero_grad()` before the backward pass, `step()` after it.
+# The optimizer takes the parameters once, when it is made; each step it does `zero_grad()`
+# before the backward pass and `step()` after it.
 #
 # ### Exercise 3.5
 #
 # Write `SGD`:
 #
-# - `__init__(params, lr)`: keep the parameters **as a list** (`model.parameters()` could be a
-#   generator, which runs only once) and the learning rate;
+# - `__init__(params, lr)`: keep the parameters **as a list** (a generator runs only once) and
+#   the learning rate;
 # - `step()`: for every parameter that has a gradient, `p.data = p.data - lr * p.grad`,
 #   under `no_grad()` (it is given as a decorator);
 # - `zero_grad()`: set every parameter's `.grad` to `None`.
 #
-# *Hint:* a parameter whose `.grad` is `None` got no gradient this step (it was not used by
-# the loss, or is frozen): skip it. Assign to `p.data`; `p = ...` only rebinds your loop
-# variable.
+# <details><summary>Hint 1 · the idea</summary>
+#
+# The optimizer keeps the parameter objects themselves and changes their numbers in place.
+# A parameter whose `.grad` is `None` got no gradient this step: skip it.
+#
+# </details>
+# <details><summary>Hint 2 · the details</summary>
+#
+# Assign to `p.data` (`p = ...` only rebinds the loop variable):
+# `p.data = p.data - self.lr * p.grad`.
+#
+# </details>
 
 # %% tags=["exercise:3.5"]
 class SGD:
@@ -424,7 +460,7 @@ checks.lesson3.sgd(SGD, Parameter)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-layer = Linear(2, 1, rng=0)
+layer = demo.Linear(2, 1, rng=0)
 for k in range(1, 4):
     loss = ((layer(xs) - ts) ** 2).mean()
     loss.backward()
@@ -437,8 +473,11 @@ for k in range(1, 4):
 
 # %%
 # NBVAL_CHECK_OUTPUT
+demo = yours_or_reference("3.1", "3.2", "3.3", "3.5", Linear=Linear, SGD=SGD)
+
+
 def train(model, steps, lr, zero):
-    opt = SGD(model.parameters(), lr=lr)
+    opt = demo.SGD(model.parameters(), lr=lr)
     losses = []
     for _ in range(steps):
         if zero:
@@ -450,17 +489,17 @@ def train(model, steps, lr, zero):
     return losses
 
 
-with_zero = train(Linear(2, 1, rng=0), steps=8, lr=0.05, zero=True)
-without = train(Linear(2, 1, rng=0), steps=8, lr=0.05, zero=False)
+with_zero = train(demo.Linear(2, 1, rng=0), steps=8, lr=0.05, zero=True)
+without = train(demo.Linear(2, 1, rng=0), steps=8, lr=0.05, zero=False)
 print("step   with zero_grad   without")
 for k, (a, b) in enumerate(zip(with_zero, without)):
     print(f"{k:4d}   {a:14.6f}   {b:9.6f}")
 
 # %% [markdown]
-# With zeroing, the loss falls steadily. Without it, the first step is the same, then every
-# step adds the whole history again: the loss falls faster for a moment, overshoots, and ends
-# oscillating well above the other run. Nothing crashed, which is why this bug is so common.
-# The rule of every training loop is: `zero_grad()`, forward, `backward()`, `step()`.
+# With zeroing, the loss falls steadily. Without it, every step adds the whole history again:
+# the loss falls faster for a moment, overshoots, and oscillates well above the other run.
+# Nothing crashed, which is why this bug is common. The rule of every training loop:
+# `zero_grad()`, forward, `backward()`, `step()`.
 
 # %% [markdown]
 # ## 9. Train a small network
@@ -469,11 +508,13 @@ for k, (a, b) in enumerate(zip(with_zero, without)):
 # full-batch SGD. The loop is the one you will write in every framework.
 
 # %% tags=["demo"]
+demo = yours_or_reference("3.1", "3.2", "3.3", "3.4", "3.5", Linear=Linear, ReLU=ReLU,
+                          Sequential=Sequential, SGD=SGD)
 xs_fit = np.linspace(-2, 2, 64).reshape(-1, 1)
 inputs, targets = Tensor(xs_fit), Tensor(np.sin(2 * xs_fit))
-net = Sequential(Linear(1, 32, rng=0), ReLU(), Linear(32, 32, rng=1), ReLU(),
-                 Linear(32, 1, rng=2))
-opt = SGD(net.parameters(), lr=0.1)
+net = demo.Sequential(demo.Linear(1, 32, rng=0), demo.ReLU(), demo.Linear(32, 32, rng=1),
+                      demo.ReLU(), demo.Linear(32, 1, rng=2))
+opt = demo.SGD(net.parameters(), lr=0.1)
 history = []
 for step in range(1500):
     opt.zero_grad()
@@ -498,18 +539,12 @@ plt.show()
 # %% [markdown]
 # ## Summary
 #
-# - A **`Parameter`** is a leaf tensor that requires grad; its type is how a model tells weights
-#   from constants.
-# - A **`Module`** finds its parameters by walking its attributes, recursing into modules,
-#   lists, tuples and dicts, and returning each parameter once. Layers (`Linear`, `ReLU`) and
-#   containers (`Sequential`) are all modules, so any nesting works.
-# - **`Linear`** stores `W` as `(out, in)` and computes `x @ W.T + b`, initialised from
-#   $U(-1/\sqrt{\text{in}}, 1/\sqrt{\text{in}})$.
-# - **`SGD`** owns the parameters' list. Its `step()` changes each parameter *in place* and
-#   *under `no_grad()`*; an update recorded as an operation replaces the parameter by a graph
-#   node, grows the graph each step and sends gradients to a tensor nobody uses.
-# - **`zero_grad()`** must come before every backward pass, because `backward()` accumulates.
+# - A **`Parameter`** is a leaf tensor that requires grad; a **`Module`** finds its parameters
+#   by walking its attributes, each parameter once, however deep.
+# - **`Linear`** stores `W` as `(out, in)`, computes `x @ W.T + b`, and starts from small,
+#   different random values.
+# - **`SGD.step()`** changes each parameter *in place* and *under `no_grad()`*;
+#   **`zero_grad()`** comes before every backward pass, because `backward()` accumulates.
 #
-# Next, lesson 4 holds the library version of these classes (`minigrad.nn`, `minigrad.optim`)
-# to the gradients you derived by hand, trains a network on the moons, and measures the memory
-# its graph holds.
+# **Next:** lesson 4 holds the library's versions of these classes to gradients derived by
+# hand, and trains a network on the moons.

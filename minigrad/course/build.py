@@ -14,18 +14,21 @@ Building it
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import site
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import nbformat
 
 from .notebooks import check_id, exercise_id, solutions_dir, validate_notebook, write_notebook
 
 __all__ = ["NOTEBOOK_METADATA", "twin_paths", "notebook_from_text", "execute", "sanitize",
-           "build", "twin_mismatches"]
+           "build", "twin_mismatches", "checks_raising"]
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
@@ -170,6 +173,28 @@ def sanitize(nb: nbformat.NotebookNode, cwd: str | Path | None = None) -> nbform
     return nb
 
 
+@contextlib.contextmanager
+def checks_raising(on: bool = True) -> Iterator[None]:
+    """Set (or, with ``on=False``, remove) ``MINIGRAD_CHECKS_RAISE=1`` while the block runs.
+
+    A kernel started inside inherits it: with it, a failing check raises ``CheckFailed``
+    (building the solutions, ``progress``); without it, it prints a ✗ line (a student's Run All).
+    """
+    name = "MINIGRAD_CHECKS_RAISE"
+    before = os.environ.get(name)
+    if on:
+        os.environ[name] = "1"
+    else:
+        os.environ.pop(name, None)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
 def execute(nb: nbformat.NotebookNode, cwd: str | Path, timeout: int = 300,
             allow_errors: bool = False) -> nbformat.NotebookNode:
     """Run every cell of ``nb`` in a fresh ``python3`` kernel of this environment (in place)."""
@@ -194,7 +219,8 @@ def build(root: str | Path | None = None, only: list[str] | None = None,
         if problems:
             raise ValueError("\n".join(problems))
         if run:
-            execute(nb, cwd=src.parent, timeout=timeout)
+            with checks_raising():  # a check that fails on the solution stops the build
+                execute(nb, cwd=src.parent, timeout=timeout)
             sanitize(nb, cwd=src.parent)
         target = src.with_suffix(".ipynb")
         write_notebook(nb, target)

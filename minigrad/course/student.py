@@ -15,21 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
-
 import nbformat
 
 from .notebooks import (check_id, exercise_cells, lesson_number, read_notebook,
                         released_notebook, released_paths, write_notebook)
 
 __all__ = ["Exercise", "start", "progress", "format_progress", "reset"]
-
-_RAISE = "MINIGRAD_CHECKS_RAISE"
-
 
 @dataclass(frozen=True)
 class Exercise:
@@ -67,19 +61,6 @@ def _exercise_table(number: int) -> dict[str, dict]:
     return dict(getattr(module, "EXERCISES", {}))
 
 
-@contextlib.contextmanager
-def _checks_raise() -> Iterator[None]:
-    before = os.environ.get(_RAISE)
-    os.environ[_RAISE] = "1"   # the kernel started inside inherits it
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[_RAISE]
-        else:
-            os.environ[_RAISE] = before
-
-
 def _notebooks(folder: Path) -> list[Path]:
     found = []
     for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
@@ -96,7 +77,7 @@ def progress(folder: str | Path, timeout: int = 300) -> list[Exercise]:
     not stop the run. An exercise is done when every one of its check cells ran without error.
     The notebooks on disk are not changed.
     """
-    from .build import execute
+    from .build import checks_raising, execute
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -105,7 +86,7 @@ def progress(folder: str | Path, timeout: int = 300) -> list[Exercise]:
     found: list[Exercise] = []
     for path in _notebooks(folder):
         nb = read_notebook(path)
-        with _checks_raise():
+        with checks_raising():
             execute(nb, cwd=folder, timeout=timeout, allow_errors=True)
         outcome: dict[str, str] = {}        # exercise id -> "" (passed) or the failure's line
         for cell in nb.cells:

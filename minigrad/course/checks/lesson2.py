@@ -395,8 +395,13 @@ def cross_entropy(cross_entropy: Callable) -> None:
                  "average over the rows: the loss is one number for the whole batch")
         if not np.isfinite(loss):
             fail(case, f"the loss is {loss}; expected {want_loss:.6g}", overflow)
-        assert_close(loss, want_loss, case, "the loss",
-                     "the loss is the mean over rows of logsumexp(z) - z[target]")
+        n_rows = Z.shape[0]
+        loss_cause = "the loss is the mean over rows of logsumexp(z) - z[target]"
+        if n_rows > 1 and np.isclose(float(loss), want_loss * n_rows, rtol=1e-6):
+            loss_cause = (f"the loss is {n_rows} times too large: it is summed over the "
+                          f"{n_rows} rows instead of averaged. The loss is the mean over rows: "
+                          f"divide the sum by N = {n_rows}")
+        assert_close(loss, want_loss, case, "the loss", loss_cause)
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             try:
                 (gz,) = _vjp(out, np.array(1.0), case, "cross_entropy")
@@ -410,10 +415,21 @@ def cross_entropy(cross_entropy: Callable) -> None:
         if np.abs(Z).max() < 100:
             (fd,) = numerical_vjp(lambda v: np.asarray(fn(Tensor(v), T).data), (Z,),
                                   np.array(1.0))
+        onehot_n = np.eye(Z.shape[1])[T] / n_rows
+        grad_cause = "the fused rule is (softmax(z) - onehot(targets)) / N"
+        if np.shape(gz) == Z.shape:
+            if np.allclose(gz, want_grad + onehot_n, atol=1e-9):
+                grad_cause = ("the one-hot targets are not subtracted: the gradient is "
+                              "(softmax(z) - onehot(targets)) / N, and you return softmax(z) / N")
+            elif n_rows > 1 and np.allclose(gz, want_grad * n_rows, atol=1e-9):
+                grad_cause = (f"the gradient is {n_rows} times too large: divide by N, the "
+                              "number of rows: (softmax - onehot) / N, since the loss is a mean")
+            elif np.allclose(gz, -want_grad, atol=1e-9):
+                grad_cause = ("the sign is flipped: the gradient of the loss is "
+                              "(softmax - onehot) / N, not (onehot - softmax) / N")
         _compare_grad(gz, want_grad, fd, case, "the gradient for the logits",
                       "the gradient has the logits' shape (N, C): (softmax(z) - onehot) / N",
-                      "the fused rule is (softmax(z) - onehot(targets)) / N: do not forget "
-                      "to divide by N, the number of rows")
+                      grad_cause)
         g = 0.5
         (gz_half,) = _vjp(out, np.array(g), case, "cross_entropy")
         assert_close(gz_half, g * want_grad, case, "the gradient for an output gradient of 0.5",

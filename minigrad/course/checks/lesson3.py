@@ -332,6 +332,15 @@ def parameters(Module: type, Parameter: type) -> None:
                 raise _fail(check, case, f"{len(expected)} parameters", "RecursionError",
                             "parameters() calls itself on the same module again; recurse into "
                             "the attribute's module (value.parameters()), not self") from e
+            except ValueError as e:
+                if "broadcast" not in str(e) and "truth value" not in str(e):
+                    raise
+                raise _fail(check, case, f"{len(expected)} parameters",
+                            f"ValueError: {str(e).strip()}",
+                            "`value in found` (and ==) compare tensors element by element, "
+                            "which fails for tensors of different shapes. To skip a parameter "
+                            "you already have, compare identities: "
+                            "any(value is p for p in found)") from e
             if got is None:
                 raise _fail(check, case, "a list of parameters", "None",
                             "return the list you built (the return statement is missing)")
@@ -453,6 +462,12 @@ def linear(Linear: type, Parameter: type) -> None:
         raise _fail(check, "initial weight", "different random values",
                     f"all equal to {w.flat[0]}", "equal weights make every output unit learn "
                     "the same thing; draw them with rng.uniform(-k, k, size=...)")
+    if np.all(w == w[:1]):
+        raise _fail(check, "initial weight of Linear(4, 3)", "a different row for each output unit",
+                    f"three equal rows {_fmt(w[0])}", "rows that start equal get equal "
+                    "gradients and stay equal: the 3 output units would compute the same thing "
+                    "forever. Draw the whole (out, in) matrix at once: rng.uniform(-k, k, "
+                    "size=(out_features, in_features))")
     if np.abs(w).max() > bound or np.abs(_array(layer.bias)).max() > bound:
         raise _fail(check, "initial values of Linear(4, 3)",
                     f"every value in [-{bound}, {bound}] (k = 1/sqrt(in_features))",

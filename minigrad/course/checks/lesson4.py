@@ -391,7 +391,18 @@ def train_loop(train: Callable[..., Any]) -> None:
             cause = text
             break
     else:
-        if all(np.allclose(got_params[k], start[k]) for k in start):
+        got0 = float(losses[0]) if losses else float("nan")
+        if np.isclose(got0, want_losses[0] * len(y), rtol=1e-8):
+            cause = (f"your first loss is {len(y)} times the right one: the loss is summed over "
+                     f"the {len(y)} points instead of averaged. Use F.cross_entropy(logits, y) "
+                     "as it is (it is the mean); the summed loss also makes every step "
+                     f"{len(y)} times too large")
+        elif float(losses[-1]) > got0 and want_losses[-1] < want_losses[0]:
+            cause = (f"your loss rises (from {got0:.4f} to {float(losses[-1]):.4f}) where it "
+                     "should fall: the parameters move up the gradient (gradient ascent). Call "
+                     "backward() on the loss itself, not on -loss, and let SGD subtract "
+                     "lr * grad with the positive lr you are given")
+        elif all(np.allclose(got_params[k], start[k]) for k in start):
             cause = ("the parameters did not change: call opt.step() after loss.backward(), "
                      "with an optimizer made from model.parameters()")
     if not same_losses:
