@@ -27,7 +27,16 @@ Modules: :mod:`~minigrad.export.c.program` (the API and the file's assembly),
 :mod:`~minigrad.export.c.layout` (the buffer's memory map), :mod:`~minigrad.export.c.layers`
 and :mod:`~minigrad.export.c.losses` (the C of each layer and loss),
 :mod:`~minigrad.export.c.harness` (the optional ``main()``), :mod:`~minigrad.export.c.native`
-(compiling and loading from Python).
+(compiling and loading from Python), :mod:`~minigrad.export.c.cfloat` (``double`` or
+``float``).
+
+The C does what the engine does, NaN and inf included, or the generator refuses: an
+unknown layer, sizes that do not fit, a program too large to link; and
+:class:`NativeProgram` refuses labels that are not class indices.
+
+Imports: the engine (``minigrad.nn``, ``minigrad.backend``), NumPy, the standard library
+(``ctypes``, ``subprocess`` to run the system's C compiler) and :mod:`minigrad.export._walk`.
+Never ``minigrad.course``; and the engine never imports this package.
 """
 from .layout import Region
 from .native import (
@@ -39,10 +48,16 @@ from .native import (
     find_c_compiler,
     load,
 )
-from .program import BufferSize, CProgram, UnsupportedModuleError, compile_training_step
+from .program import (
+    MAX_STATIC_BYTES,
+    BufferSize,
+    CProgram,
+    UnsupportedModuleError,
+    compile_training_step,
+)
 
 __all__ = [
     "compile_training_step", "CProgram", "BufferSize", "Region", "UnsupportedModuleError",
     "load", "NativeProgram", "compile_executable", "build_command", "find_c_compiler",
-    "CompileError", "STRICT_FLAGS",
+    "CompileError", "STRICT_FLAGS", "MAX_STATIC_BYTES",
 ]

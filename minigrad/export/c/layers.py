@@ -13,7 +13,7 @@ Conv2d       ``y[o,i,j] = b[o] + sum over c, a, b``  ``dW``, ``db``: the same su
                                                      its input came from (col2im)
 MaxPool2d    ``y = max of each window``              ``g`` to the window's first maximum
 Flatten      ``(C, H, W) -> (C*H*W,)``: no copy      nothing to do
-ReLU         ``y = max(x, 0)``                       ``g * (y > 0)``
+ReLU         ``y = maximum(x, 0)``                   ``g * (y > 0)``
 LeakyReLU    ``y = x if x > 0 else s * x``           ``g if x > 0 else s * g``
 Sigmoid      ``y = 0.5 * (tanh(0.5 * x) + 1)``       ``g * y * (1 - y)``
 Tanh         ``y = tanh(x)``                         ``g * (1 - y * y)``
@@ -22,6 +22,12 @@ Tanh         ``y = tanh(x)``                         ``g * (1 - y * y)``
 (see ``Linear.forward`` in :mod:`minigrad.nn`, :mod:`minigrad.conv` and ``Tensor.relu`` ...
 in :mod:`minigrad.tensor`). The sigmoid is written through ``tanh``, as the engine does, so it
 never overflows.
+
+NaN travels through the C as through the engine. The engine's ReLU and max-pooling take
+``numpy.maximum``, which returns NaN when either value is NaN, where C's ``x > 0 ? x : 0``
+would quietly make it 0; so the C writes ``maximum(a, b)`` as ``(a > b || isnan(a)) ? a :
+b``, exactly NumPy's rule (ties take ``b``, a NaN ``b`` is taken). A window with a NaN
+outputs NaN, and its gradient goes where the engine's formula sends it (the last position).
 
 Arrays are row-major with one row per sample: an activation of a batch of ``n`` samples of
 shape ``(C, H, W)`` is ``n * C * H * W`` numbers, element ``[r, c, i, j]`` at
@@ -368,20 +374,28 @@ class CMaxPool2d(CLayer):
 
     dx_apart = True
 
-    def _scan(self, x: str, t: CFloat) -> list[str]:
-        """Lines that set ``at``, the offset in the plane of window (i, j)'s first maximum."""
+    def _window_max(self, x: str, t: CFloat) -> list[str]:
+        """Lines that set ``m`` to the largest value of window (i, j) of ``plane``, taken with
+        ``numpy.maximum``'s rule, as the engine does: NaN if the window holds a NaN."""
         _, h, w = self.in_shape
         (kh, kw), (sh, sw) = self.kernel, self.stride
         return [
             f"const {t.name} *plane = {x} + p * {h * w};",
-            f"int at = {_plus(_times('i', sh * w), 0)} + {_times('j', sw)};"
+            f"{t.name} m = plane[{_times('i', sh * w)} + {_times('j', sw)}];"
             "  /* the window's top left */",
-            f"for (int ka = 0; ka < {kh}; ++ka)",
-            f"    for (int kb = 0; kb < {kw}; ++kb)",
-            f"        if (plane[({_times('i', sh)} + ka) * {w} + {_times('j', sw)} + kb] "
-            "> plane[at])",
-            f"            at = ({_times('i', sh)} + ka) * {w} + {_times('j', sw)} + kb;",
+            f"for (int ka = 0; ka < {kh}; ++ka) {{",
+            f"    for (int kb = 0; kb < {kw}; ++kb) {{",
+            f"        const {t.name} v = plane[{self._position()}];",
+            "        m = (m > v || isnan(m)) ? m : v;  /* numpy.maximum(m, v): NaN wins */",
+            "    }",
+            "}",
         ]
+
+    def _position(self) -> str:
+        """The offset in the plane of position (ka, kb) of window (i, j)."""
+        _, _, w = self.in_shape
+        (sh, sw) = self.stride
+        return f"({_times('i', sh)} + ka) * {w} + {_times('j', sw)} + kb"
 
     def _about(self) -> str:
         (kh, kw), (sh, sw) = self.kernel, self.stride
@@ -399,8 +413,8 @@ class CMaxPool2d(CLayer):
             f"for (int p = 0; p < n * {c}; ++p) {{",
             f"    for (int i = 0; i < {oh}; ++i) {{",
             f"        for (int j = 0; j < {ow}; ++j) {{",
-            *["            " + line for line in self._scan(x, t)],
-            f"            {y}[(p * {oh} + i) * {ow} + j] = plane[at];",
+            *["            " + line for line in self._window_max(x, t)],
+            f"            {y}[(p * {oh} + i) * {ow} + j] = m;",
             "        }",
             "    }",
             "}",
@@ -409,17 +423,36 @@ class CMaxPool2d(CLayer):
     def backward(self, t: CFloat, x: str, g: str, dx: str | None) -> list[str]:
         c, h, w = self.in_shape
         _, oh, ow = self.out_shape
+        kh, kw = self.kernel
+        T = t.name
         return [
             f"/* {self.label}, backward: {dx} {_shape(self.in_shape)} gets the gradient "
             f"{g} {_shape(self.out_shape)}",
-            " *   of each window at the window's first maximum (found again in the input) */",
+            " *   of each window at the window's first maximum m (found again in the input),",
+            " *   by the engine's own formula: walking the window in row-major order, each",
+            " *   position takes left * (x == m) of the gradient left, the last one all that is",
+            " *   left. So a NaN maximum (no position equals it) sends the gradient to the",
+            " *   last position, and a NaN gradient makes NaN everywhere, as in the engine. */",
             f"for (int j = 0; j < n * {self.in_size}; ++j)",
             f"    {dx}[j] = {t.literal(0)};",
             f"for (int p = 0; p < n * {c}; ++p) {{",
             f"    for (int i = 0; i < {oh}; ++i) {{",
             f"        for (int j = 0; j < {ow}; ++j) {{",
-            *["            " + line for line in self._scan(x, t)],
-            f"            {dx}[p * {h * w} + at] += {g}[(p * {oh} + i) * {ow} + j];",
+            *["            " + line for line in self._window_max(x, t)],
+            f"            {T} left = {g}[(p * {oh} + i) * {ow} + j];  /* not given out yet */",
+            f"            {T} *dplane = {dx} + p * {h * w};",
+            f"            for (int ka = 0; ka < {kh}; ++ka) {{",
+            f"                for (int kb = 0; kb < {kw}; ++kb) {{",
+            f"                    const int at = {self._position()};",
+            f"                    if (ka == {kh - 1} && kb == {kw - 1}) {{",
+            "                        dplane[at] += left;",
+            "                    } else {",
+            f"                        const {T} d = left * ({T})(plane[at] == m);",
+            "                        dplane[at] += d;",
+            "                        left -= d;",
+            "                    }",
+            "                }",
+            "            }",
             "        }",
             "    }",
             "}",
@@ -459,7 +492,7 @@ class CElementwise(CLayer):
         """Fill a rule's template with element ``j`` of the arrays, and constants of type t."""
         return template.format(x=f"{x}[j]", y=f"{self.output}[j]", g=f"{g}[j]",
                                s=t.literal(self.slope), zero=t.literal(0), one=t.literal(1),
-                               half=t.literal(0.5), tanh=t.fn("tanh"))
+                               half=t.literal(0.5), tanh=t.fn("tanh"), t=t.name)
 
     def forward(self, t: CFloat, x: str) -> list[str]:
         rule = ELEMENTWISE[self.kind]
@@ -488,7 +521,8 @@ class Rule:
     """An elementwise activation's forward and backward rule, as math and as C templates.
 
     The templates use ``{x}`` (input value), ``{y}`` (output value), ``{g}`` (gradient of
-    the output), ``{s}`` (a slope) and the constants ``{zero}``, ``{one}``, ``{half}``.
+    the output), ``{s}`` (a slope), the constants ``{zero}``, ``{one}``, ``{half}``, and
+    ``{t}``, the C type.
     """
 
     forward_math: str
@@ -507,11 +541,12 @@ class Rule:
         return "{y}" in self.backward_c
 
 
-# The backward rules are the engine's VJPs (Tensor.relu, .leaky_relu, .sigmoid, .tanh in
-# tensor.py), term for term, in the same order of operations.
+# The rules are the engine's (Tensor.relu, .leaky_relu, .sigmoid, .tanh in tensor.py), term
+# for term, in the same order of operations, NaN included: ReLU's forward is numpy.maximum(x, 0)
+# (a NaN stays NaN) and its backward the product g * (y > 0), as the engine computes them.
 ELEMENTWISE = {
-    "ReLU": Rule("max(x, 0)", "{x} > {zero} ? {x} : {zero}",
-                 "g * (y > 0)", "{y} > {zero} ? {g} : {zero}"),
+    "ReLU": Rule("maximum(x, 0), NaN kept", "({x} > {zero} || isnan({x})) ? {x} : {zero}",
+                 "g * (y > 0)", "{g} * ({t})({y} > {zero})"),
     "LeakyReLU": Rule("x > 0 ? x : s * x", "{x} > {zero} ? {x} : {s} * {x}",
                       "x > 0 ? g : s * g", "{x} > {zero} ? {g} : {s} * {g}"),
     "Sigmoid": Rule("1 / (1 + exp(-x)), as 0.5 * (tanh(0.5 * x) + 1)",

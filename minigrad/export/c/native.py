@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .program import CProgram
+from .program import CProgram, check_linkable
 
 __all__ = ["STRICT_FLAGS", "CompileError", "find_c_compiler", "build_command",
            "compile_executable", "load", "NativeProgram"]
@@ -62,6 +62,8 @@ def build_command(program: CProgram, output: str | None = None, *, main: bool = 
 
 def _compile(program: CProgram, directory: str | Path, output: str, main: bool,
              shared: bool, cc: str | None) -> Path:
+    check_linkable(program.buffer_size.elements, program.n_params,
+                   np.dtype(program.dtype).itemsize, program.batch_size)
     cc = cc or find_c_compiler()
     if cc is None:
         raise CompileError("no C compiler found: install gcc or clang, or set $CC")
@@ -162,23 +164,50 @@ class NativeProgram:
         return out
 
     def train_step(self, x: Any, targets: Any) -> float:
-        """One training step on a batch (1 to batch_size rows); returns its loss."""
+        """One training step on a batch (1 to batch_size rows); returns its loss.
+
+        ``targets`` are ``n`` integer class labels in ``0..n_out-1`` (cross-entropy) or an
+        ``(n, n_out)`` array (MSE). Labels are checked here, before the C runs: the C would
+        only return NaN for one out of range, and a float label would be truncated to an int
+        without a word. (PyTorch's ``cross_entropy`` refuses both too: "expected scalar type
+        Long but found Float", "Target 5 is out of bounds".)
+        """
         x = self._rows(x)
         n = len(x)
         if not 1 <= n <= self.program.batch_size:
             raise ValueError(f"{self.program.name}: a batch has 1 to "
                              f"{self.program.batch_size} rows; got {n}")
         if self.program.loss == "cross_entropy":
-            t = np.ascontiguousarray(targets, dtype=np.intc)
-            expected: tuple[int, ...] = (n,)
+            t = self._labels(targets, n)
         else:
             t = np.ascontiguousarray(targets, dtype=self._dtype)
-            expected = (n, self.program.n_out)
-        if t.shape != expected:
-            raise ValueError(f"{self.program.name}: expected targets of shape {expected}; "
-                             f"got {t.shape}")
+            if t.shape != (n, self.program.n_out):
+                raise ValueError(f"{self.program.name}: expected targets of shape "
+                                 f"{(n, self.program.n_out)}; got {t.shape}")
         return float(self._train_step(x.ctypes.data_as(self._train_step.argtypes[0]),
                                       t.ctypes.data_as(self._train_step.argtypes[1]), n))
+
+    def _labels(self, targets: Any, n: int) -> np.ndarray:
+        """``targets`` as ``n`` C ints, each a class index in ``0..n_out-1``."""
+        labels = np.asarray(targets)
+        name, classes = self.program.name, self.program.n_out
+        if labels.shape != (n,):
+            raise ValueError(f"{name}: expected {n} labels, shape ({n},); got shape "
+                             f"{labels.shape}")
+        if not np.issubdtype(labels.dtype, np.integer):
+            whole = (np.issubdtype(labels.dtype, np.floating)
+                     and bool(np.all(np.isfinite(labels) & (labels == np.round(labels)))))
+            raise ValueError(f"{name}: labels must be integers (class indices 0.."
+                             f"{classes - 1}); got dtype {labels.dtype}"
+                             + (" (they are whole numbers: pass labels.astype(int))" if whole
+                                else ""))
+        bad = np.flatnonzero((labels < 0) | (labels >= classes))
+        if bad.size:
+            row = int(bad[0])
+            raise ValueError(f"{name}: label {labels[row]} (row {row}) is out of range: labels "
+                             f"are class indices 0..{classes - 1} ({bad.size} of {n} out of "
+                             "range)")
+        return np.ascontiguousarray(labels, dtype=np.intc)
 
     def get_params(self) -> np.ndarray:
         """``<name>_get_params``: all parameters, one flat array in the model's order."""
@@ -204,10 +233,23 @@ class NativeProgram:
         return {name: self.region(name).copy() for name in self.program.param_names}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Copy parameter values (arrays or tensors, by name) into the buffer."""
+        """Copy parameter values (arrays or tensors, by name) into the buffer.
+
+        All or nothing, as ``Module.load_state_dict``: every name and shape is checked and
+        every value converted before the first is written.
+        """
+        missing = [name for name in self.program.param_names if name not in state_dict]
+        if missing:
+            raise KeyError(f"{self.program.name}: the state dict lacks {missing}")
+        values = {}
         for name in self.program.param_names:
-            value = state_dict[name]
-            value = np.asarray(getattr(value, "data", value), dtype=self._dtype)
+            value = np.asarray(getattr(state_dict[name], "data", state_dict[name]),
+                               dtype=self._dtype)
+            if value.shape != self.program.layout[name].shape:
+                raise ValueError(f"{self.program.name}: {name!r} has shape {value.shape}; "
+                                 f"expected {self.program.layout[name].shape}")
+            values[name] = value
+        for name, value in values.items():
             self.region(name)[...] = value
 
     def grads(self) -> dict[str, np.ndarray]:

@@ -26,6 +26,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ... import backend, nn
+from ..._utils import pair
+from .. import _walk
 from .cfloat import CFloat, c_float
 from .harness import harness
 from .layers import (
@@ -40,7 +42,8 @@ from .layers import (
 from .layout import BufferLayout, Region
 from .losses import LOSSES, CLoss
 
-__all__ = ["compile_training_step", "CProgram", "BufferSize", "UnsupportedModuleError"]
+__all__ = ["compile_training_step", "CProgram", "BufferSize", "UnsupportedModuleError",
+           "MAX_STATIC_BYTES", "check_linkable"]
 
 SUPPORTED = ("Linear, Conv2d, MaxPool2d, Flatten, ReLU, LeakyReLU, Sigmoid and Tanh, in a "
              "Sequential (nested or not)")
@@ -54,6 +57,32 @@ switch typedef union unsigned void volatile while main""".split())
 
 class UnsupportedModuleError(TypeError):
     """The model holds a module the C generator cannot write (its message names it and where)."""
+
+
+MAX_STATIC_BYTES = 2 ** 31 - 1
+"""The most bytes of static data (the buffer, the initial parameters, compiled-in training
+data) a generated program may hold. The usual ("small") code model of x86-64 and AArch64
+compilers places all code and static data within 2 GiB: beyond that the linker fails with
+"relocation truncated to fit". The loops also index the buffer with C ``int``."""
+
+
+def check_linkable(buffer_elements: int, n_params: int, itemsize: int, batch_size: int,
+                   data_bytes: int = 0) -> None:
+    """Raise ValueError if a program of these sizes would not link (see MAX_STATIC_BYTES).
+
+    The message gives the sizes and what to change; nothing is compiled to find out.
+    """
+    parts = {"the buffer": buffer_elements * itemsize, "the initial parameters":
+             n_params * itemsize, "the training data": data_bytes}
+    total = sum(parts.values())
+    if total > MAX_STATIC_BYTES:
+        sizes = ", ".join(f"{what} {size:,}" for what, size in parts.items() if size)
+        raise ValueError(
+            f"codegen: the program would hold {total:,} bytes of static data ({sizes}), more "
+            f"than the {MAX_STATIC_BYTES:,} that a C program can link with the usual code "
+            f"model (\"relocation truncated to fit\"); the buffer holds every layer's output "
+            f"for batch_size={batch_size} rows: use a smaller batch_size, float32, or a "
+            "smaller model")
 
 
 class BufferSize(NamedTuple):
@@ -154,24 +183,20 @@ class CProgram:
 # Reading the model
 
 
-def _layers_of(module: nn.Module, path: str) -> list[tuple[str, nn.Module]]:
+def _layers_of(model: nn.Module) -> list[tuple[str, nn.Module]]:
     """The model's layers in the order they run, with their paths, Sequentials opened."""
-    if isinstance(module, nn.Sequential) and type(module).forward is nn.Sequential.forward:
-        found: list[tuple[str, nn.Module]] = []
-        for i, child in enumerate(module):
-            found += _layers_of(child, f"{path}.{i}" if path else str(i))
-        return found
+    return [(path, layer) for path, layer, _ in _walk.layers(model, _LAYER_TYPES, _refusal)]
+
+
+def _refusal(path: str, module: nn.Module, base: type | None) -> UnsupportedModuleError:
     kind = type(module).__name__
     where = f"at '{path}' (model.{path})" if path else "(the model itself)"
-    for base in _LAYER_TYPES:
-        if isinstance(module, base):
-            if type(module).forward is not base.forward:
-                raise UnsupportedModuleError(
-                    f"codegen: cannot compile the {kind} {where}: it is a subclass of "
-                    f"{base.__name__} with its own forward(), which the C generator cannot "
-                    f"read. It supports {SUPPORTED}.")
-            return [(path, module)]
-    raise UnsupportedModuleError(
+    if base is not None:
+        return UnsupportedModuleError(
+            f"codegen: cannot compile the {kind} {where}: it is a subclass of "
+            f"{base.__name__} with its own forward(), which the C generator cannot "
+            f"read. It supports {SUPPORTED}.")
+    return UnsupportedModuleError(
         f"codegen: cannot compile the {kind} {where}. The C generator supports {SUPPORTED}; "
         f"remove the {kind} or replace it with one of those.")
 
@@ -200,10 +225,6 @@ class _Plan:
     momentum: float
     weight_decay: float
     deltas: tuple[str, ...]
-
-
-def _pair(value: Any) -> tuple[int, int]:
-    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
 
 
 def _input_shape(found: list[tuple[str, nn.Module]],
@@ -251,9 +272,9 @@ def _layer(path: str, module: nn.Module, shape: tuple[int, ...],
             raise ValueError(f"codegen: {where} needs samples of shape (C, H, W); it gets "
                              f"shape {shape}")
         c, h, w = shape
-        kh, kw = _pair(module.kernel_size)
-        sh, sw = _pair(module.stride)
-        ph, pw = _pair(module.padding) if isinstance(module, nn.Conv2d) else (0, 0)
+        kh, kw = pair(module.kernel_size, kind, "kernel_size", low=1)
+        sh, sw = pair(module.stride, kind, "stride", low=1)
+        ph, pw = pair(module.padding, kind, "padding") if isinstance(module, nn.Conv2d) else (0, 0)
         if kh > h + 2 * ph or kw > w + 2 * pw:
             raise ValueError(f"codegen: {where} has {kh}x{kw} windows, larger than its "
                              f"{h}x{w} input (with padding {ph}, {pw})")
@@ -277,7 +298,7 @@ def _layer(path: str, module: nn.Module, shape: tuple[int, ...],
 
 def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
           weight_decay: float, t: CFloat, input_shape: tuple[int, ...] | None) -> _Plan:
-    found = _layers_of(model, "")
+    found = _layers_of(model)
     seen: dict[int, str] = {}
     for path, module in found:
         if id(module) in seen:
@@ -363,9 +384,6 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
     if any(layer.dx_apart for layer in layers[first_param + 1:]):
         add("delta/b", "DELTA_B", (batch_size, largest), "gradient flowing back (2 of 2)")
         deltas += ("DELTA_B",)
-    if layout.size >= 2 ** 31:
-        raise ValueError(f"codegen: the buffer would need {layout.size} elements, more than "
-                         "a C int can index; use a smaller model or batch")
     return _Plan(t, layers, CLoss(loss, shape[0]), layout, macros, params, first_shape, n_in,
                  momentum, weight_decay, deltas)
 
@@ -540,7 +558,8 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
     UnsupportedModuleError
         For a module the generator cannot write, naming it and its path in the model.
     ValueError
-        For settings out of range and layers whose sizes do not fit together.
+        For settings out of range, layers whose sizes do not fit together, and a program
+        too large to link (more than :data:`MAX_STATIC_BYTES` of static data).
 
     Example
     -------
@@ -582,6 +601,9 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
         raise ValueError(f"compile_training_step: cross-entropy needs at least 2 outputs "
                          f"(classes); the model gives {n_out}")
     data = _check_train_data(train_data, loss, plan.input_shape, n_out, t)
+    n_params = sum(value.size for _, value in plan.params)
+    check_linkable(plan.layout.size, n_params, t.itemsize, batch_size,
+                   data_bytes=0 if data is None else data[0].nbytes + data[1].nbytes)
     regions = dict(plan.layout.regions)
     source = _source(plan, name, batch_size, float(lr), data, epochs, model)
     header = _header(plan, name, batch_size)
