@@ -151,7 +151,7 @@ def _tensor_datas(seed: int) -> list[Any]:
         return [[1, 2, 3], 2.5, np.arange(6).reshape(2, 3)]
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 6))
-    return [[int(v) for v in rng.integers(-9, 10, size=n)], float(rng.normal().round(3)),
+    return [[int(v) for v in rng.integers(-9, 10, size=n)], round(float(rng.normal()), 3),
             rng.integers(-5, 6, size=(int(rng.integers(1, 4)), int(rng.integers(2, 5))))]
 
 
