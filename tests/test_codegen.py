@@ -446,7 +446,9 @@ def test_relu_forward_on_special_values(tmp_path):
                   [2.0, -np.nan, 1e-300, -1e-300, 5e-324, 1.0]])
     net.forward(x)
     got, expected = net.region("act/0").reshape(2, 6), mg.tensor(x).relu().numpy()
-    # torch.relu(torch.tensor([nan, -0., 0., inf, -inf, -1.])) = [nan, 0., 0., inf, 0., 0.]
+    # torch.relu(torch.tensor([nan, -0., 0., inf, -inf, -1.])) = [nan, -0., 0., inf, 0., 0.]:
+    # NaN kept, as here. (The sign of -0.0: PyTorch keeps it; the engine, numpy.maximum(x, 0),
+    # gives +0.0, and the C does what the engine does.)
     np.testing.assert_array_equal(got, expected)  # NaN where the engine has NaN
     assert np.isnan(got[0, 0]) and np.array_equal(np.signbit(got), np.signbit(expected))
 
@@ -513,8 +515,8 @@ def test_labels_that_are_not_class_indices_are_refused(tmp_path):
     before = net.buffer.copy()
     x = np.zeros((4, 2))
     # torch.nn.functional.cross_entropy(logits, torch.tensor([0., 1., 0., 1.])) raises
-    # "expected scalar type Long but found Float"; a label of 2 for 2 classes raises
-    # "Target 2 is out of bounds"; the C program alone would return NaN or truncate 1.5 to 1.
+    # "expected target dtype to be Long or Byte, but got Float"; a label of 2 for 2 classes
+    # raises "Target 2 is out of bounds"; the C alone would return NaN or truncate 1.5 to 1.
     cases = [
         (np.array([0.0, 1.0, 0.0, 1.0]), r"labels must be integers \(class indices 0\.\.1\); "
                                         r"got dtype float64 \(they are whole numbers: pass "

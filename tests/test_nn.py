@@ -492,9 +492,10 @@ def test_linear_on_array_api_strict():
     np.testing.assert_allclose(np.asarray(y.data), y_ref.numpy(), atol=1e-14)
 
 
-# PyTorch builds Conv2d(1, 2, 0) and MaxPool2d(0) and fails only in forward ("kernel size
-# should be greater than zero", "negative padding is not supported"); minigrad refuses them
-# when the layer is made, with the same words for both layers (minigrad._utils.pair).
+# PyTorch builds Conv2d(1, 2, 0) (a weight with no elements, and a warning), MaxPool2d(0) and
+# Conv2d(1, 2, 3, padding=-1), and fails only in forward, if at all ("stride should not be
+# zero", "negative padding is not supported"); minigrad refuses them when the layer is made,
+# in the same words for both layers (minigrad._utils.pair).
 @pytest.mark.parametrize("make, error, message", [
     (lambda: nn.Conv2d(1, 2, 0), ValueError, r"Conv2d: kernel_size must be >= 1; got 0"),
     (lambda: nn.Conv2d(1, 2, (3,)), TypeError,

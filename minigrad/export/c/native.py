@@ -169,8 +169,8 @@ class NativeProgram:
         ``targets`` are ``n`` integer class labels in ``0..n_out-1`` (cross-entropy) or an
         ``(n, n_out)`` array (MSE). Labels are checked here, before the C runs: the C would
         only return NaN for one out of range, and a float label would be truncated to an int
-        without a word. (PyTorch's ``cross_entropy`` refuses both too: "expected scalar type
-        Long but found Float", "Target 5 is out of bounds".)
+        without a word. (PyTorch's ``cross_entropy`` refuses both too: "expected target dtype
+        to be Long or Byte, but got Float", "Target 5 is out of bounds".)
         """
         x = self._rows(x)
         n = len(x)
