@@ -139,7 +139,9 @@ function render({model, el: root}) {
   let step = null;            // the step frame shown, or null when none is
   let timer = null;           // the play timer
   let started = null;         // performance.now() when the student changed something
-  const times = [];           // redraw times, ms: kept in the page for anyone to read
+  const times = [];           // redraw times, ms, from the student's change to the painted
+                              // picture (kernel round trip included): kept in the page
+  const drawTimes = [];       // the time draw() itself took, ms
 
   const data = () => model.get("data") || {};
   const current = () => (data().views || {})[model.get("view")];
@@ -339,7 +341,10 @@ function render({model, el: root}) {
 
   // A redraw is finished when the browser has painted it: time it then.
   function drawn() {
+    const t = performance.now();
     draw();
+    drawTimes.push(performance.now() - t);
+    root.dataset.drawMs = JSON.stringify(drawTimes.map((d) => Math.round(d * 10) / 10));
     busy.textContent = "";
     root.classList.remove("mg-busy-now");
     if (started !== null) {
