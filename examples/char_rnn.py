@@ -203,6 +203,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seed of the weights and samples")
     parser.add_argument("--temperature", type=float, default=0.8, help="of the samples")
     parser.add_argument("--sample-length", type=int, default=200, help="characters per sample")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS threads (these matrices are small: one is usually fastest)")
     parser.add_argument("--plot", metavar="PNG", help="save the loss curve here")
     parser.add_argument("--save", metavar="NPZ", help="save the trained state dict here")
     parser.add_argument("--smoke", action="store_true",
@@ -216,6 +218,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # then NumPy uses its default number of threads
+        return run(args)
+    with threadpool_limits(args.threads):
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Train as ``args`` say: print, plot and save; return the losses and timings."""
     text = load_text(args.chars)
     model, optimizer, data, chars = build(text, args)
     chunks = math.ceil((data.shape[0] - 1) / args.chunk)
