@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .backend import asarray, is_floating, is_integer, namespace
+from .backend import asarray, check_same_device, is_floating, is_integer, namespace
 from .conv import avg_pool2d, conv2d, max_pool2d
 from .tensor import Tensor, _host_values, op, where
 
@@ -78,6 +78,8 @@ def _check_targets(logits: Tensor, targets: Any, name: str) -> Any:
     t = targets.data if isinstance(targets, Tensor) else targets
     if isinstance(t, (list, int)):
         t = asarray(t, like=logits.data)
+    if type(t) is not type(logits.data):  # e.g. targets on the CPU and logits on the GPU
+        check_same_device(name, logits.data, t)
     if logits.ndim != 2:
         raise ValueError(f"{name}: expected logits of shape (N, C); got shape {logits.shape}")
     if t.ndim != 1 or t.shape[0] != logits.shape[0]:
@@ -166,6 +168,9 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index
     t = _check_targets(logits, targets, "cross_entropy")
     xp, z = logits._xp, logits.data
     n, c = z.shape
+    if 0 <= ignore_index < c:  # a real class is ignored: not the fused case
+        return _cross_entropy_general(logits, targets, None, ignore_index, reduction,
+                                      label_smoothing, False)
     # hit (C, N): True at each row's target class. Built class-major and transposed, so that it
     # is stored batch-last like the logits of nn.Linear (one memory layout below).
     hit = xp.arange(c)[:, None] == t[None, :]
@@ -268,6 +273,9 @@ def mse_loss(prediction: Tensor, target: Any, reduction: str = "mean") -> Tensor
     return _reduce(diff * diff, reduction)
 
 
+_BCE_EPS = 9.999999960041972e-13  # PyTorch's 1e-12, rounded to float32 as PyTorch stores it
+
+
 def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
                          reduction: str = "mean") -> Tensor:
     """``-(t * log(p) + (1 - t) * log(1 - p))`` for probabilities ``p`` in [0, 1], as PyTorch.
@@ -287,7 +295,7 @@ def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
                          f"values from {float(xp.min(p))} to {float(xp.max(p))} (use "
                          "binary_cross_entropy_with_logits for raw scores)")
     loss = -(tv * xp.maximum(xp.log(p), -100.0) + (1 - tv) * xp.maximum(xp.log(1 - p), -100.0))
-    out = op(loss, (probs,), lambda g, p, t: g * (p - t) / xp.maximum(p * (1 - p), 1e-12),
+    out = op(loss, (probs,), lambda g, p, t: g * (p - t) / xp.maximum(p * (1 - p), _BCE_EPS),
              saved=(p, tv), name="binary_cross_entropy")
     if weight is not None:
         out = out * _as_tensor(weight, probs)

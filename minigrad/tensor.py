@@ -610,9 +610,10 @@ class Tensor:
                 raise TypeError(f"clamp: {name} must be a number or None; got "
                                 f"{type(bound).__name__} (use maximum()/minimum() for tensors)")
         xp, x = self._xp, self.data
-        y = xp.clip(x, min, max)
         if max is not None and min is not None and min > max:
             y = xp.full_like(x, max)
+        else:
+            y = xp.clip(x, min, max)
         lo = float("-inf") if min is None else min
         hi = float("inf") if max is None else max
         return op(y, (self,), lambda g, x: g * xp.astype((x >= lo) & (x <= hi), g.dtype),
@@ -1086,13 +1087,15 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
                          unbroadcast(xp.where(cond, 0, g), sb)), name="where")
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = None) -> Tensor:
+def concatenate(tensors: Sequence[Tensor], axis: int | None = None, *,
+                dim: int | None = None) -> Tensor:
     """Join tensors along an existing axis; each gets back its own slice of the gradient.
 
     ``cat`` is the same function under PyTorch's name (``dim=`` is ``axis=``). Tensors of
     different dtypes are first converted to the common one.
     """
     axis, _ = _reduce_args(axis, dim, False, None)
+    axis = 0 if axis is None else axis
     tensors = _same_dtype([t if isinstance(t, Tensor) else Tensor(t) for t in tensors],
                           "concatenate")
     xp = tensors[0]._xp
@@ -1117,9 +1120,11 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = N
 cat = concatenate
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = None) -> Tensor:
+def stack(tensors: Sequence[Tensor], axis: int | None = None, *,
+          dim: int | None = None) -> Tensor:
     """Join same-shaped tensors along a new axis; each gets back its own slice of the gradient."""
     axis, _ = _reduce_args(axis, dim, False, None)
+    axis = 0 if axis is None else axis
     tensors = _same_dtype([t if isinstance(t, Tensor) else Tensor(t) for t in tensors], "stack")
     xp = tensors[0]._xp
     y = xp.stack([t.data for t in tensors], axis=axis)
