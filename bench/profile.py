@@ -4,7 +4,8 @@
     python -m bench.profile --cases lenet-f32 --steps 20 --top 25
 
 For each case it times the minigrad step and the tuned NumPy step in this one process,
-interleaved (so a burst of load on a busy machine lands on both), prints their ratio, then
+interleaved (so a burst of load on a busy machine lands on both), in CPU time of the process
+with one BLAS thread, prints their ratio, then
 runs the minigrad step under :mod:`cProfile` and prints the functions that take the most
 time of their own. The ratio is a quick signal for deciding between two versions of the
 code; the figures of record come from ``python -m bench`` on a quiet machine.
@@ -25,10 +26,11 @@ __all__ = ["main", "ratio"]
 
 
 def _time(step: Callable[[], object], n: int) -> float:
-    t0 = time.perf_counter()
+    """CPU seconds of this process per call: steadier than wall-clock time on a busy machine."""
+    t0 = time.process_time()
     for _ in range(n):
         step()
-    return (time.perf_counter() - t0) / n
+    return (time.process_time() - t0) / n
 
 
 def ratio(case_name: str, rounds: int = 7, n: int = 200) -> tuple[float, float, float]:
@@ -84,7 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.cases.split(","):
         mine, tuned, r = ratio(name, args.rounds, args.n)
         print(f"{name}: minigrad {mine * 1e6:.1f} us, tuned NumPy {tuned * 1e6:.1f} us per "
-              f"{CASES[name].unit}: {r:.2f}x (median of {args.rounds} interleaved rounds)")
+              f"{CASES[name].unit} (CPU time): {r:.2f}x (median of {args.rounds} interleaved "
+              "rounds)")
         if not args.no_profile:
             print(profile(name, args.steps, args.top))
     del limits
