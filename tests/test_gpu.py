@@ -47,9 +47,12 @@ class FakeGpuArray:
 
     __array_ufunc__ = None  # NumPy hands ``ndarray + FakeGpuArray`` over to __radd__
 
-    def __init__(self, shape: tuple[int, ...]) -> None:
-        self.shape, self.dtype, self.ndim = shape, np.dtype("float64"), len(shape)
+    def __init__(self, shape: tuple[int, ...], dtype: str = "float64") -> None:
+        self.shape, self.dtype, self.ndim = shape, np.dtype(dtype), len(shape)
         self.device = types.SimpleNamespace(id=0)
+
+    def __array_namespace__(self, api_version=None):
+        return np  # for dtype questions only: any operation with a NumPy array still refuses
 
     def _refuse(self, other):
         raise TypeError(f"Unsupported type {type(other)}")  # CuPy's own words
@@ -146,6 +149,16 @@ def test_mixing_cpu_and_gpu_tensors_names_both_devices(monkeypatch, name, fn, gp
     assert str(info.value) == (
         f"{name}: expected both tensors on one device; got {first} and {second}. "
         f"Move one with .to('{second}') or .to('{first}').")
+
+
+@pytest.mark.parametrize("loss", [F.cross_entropy, F.nll_loss])
+def test_targets_on_another_device_than_the_logits_name_both(monkeypatch, loss):
+    monkeypatch.setattr(backend, "cp", _fake_cupy())
+    logits = mg.tensor(np.zeros((3, 2)), requires_grad=True)
+    with pytest.raises(RuntimeError) as info:
+        loss(logits, FakeGpuArray((3,), "int64"))  # the labels were moved to the GPU, the model was not
+    assert str(info.value).startswith(f"{loss.__name__}: expected both tensors on one device; "
+                                      "got cpu and cuda:0.")
 
 
 def test_mixing_devices_of_array_api_strict_names_both():
