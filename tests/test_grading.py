@@ -32,8 +32,14 @@ from minigrad.course.grading.cli import main  # noqa: E402
 from minigrad.course.grading.submissions import (UnreadableNotebook, assemble, identify,  # noqa: E402
                                           read_notebook)
 
+from minigrad.course.grading import sandbox  # noqa: E402
+
+#: Where bubblewrap cannot create namespaces these tests grade without it (they test the
+#: grading, not the isolation: tests/test_grading_tamper.py does that, and skips there).
+SANDBOX = sandbox.available() is None
+NO_SANDBOX = [] if SANDBOX else ["--no-sandbox"]
 OPTIONS = GradingOptions(cell_timeout=5, interrupt_grace=2, notebook_timeout=60,
-                         max_output=1_000_000, python_path=[FIXTURES])
+                         max_output=1_000_000, python_path=[FIXTURES], sandbox=SANDBOX)
 SPAWN_MARKER = "minigrad-grader-test-orphan-4b1d"
 #: These tests start kernels (a second or two each); the class is graded once, in ~20-40 s.
 slow = pytest.mark.slow
@@ -332,7 +338,8 @@ def test_parallel_and_serial_runs_agree(classroom, released, tmp_path):
 def test_the_notebook_time_limit_stops_what_comes_after(released, tmp_path):
     sleepy = toy.with_exercise(toy.solution(), "9.2", source="import time\ntime.sleep(60)")
     toy.write(sleepy, tmp_path / "zoe" / "09_toy.ipynb")
-    options = GradingOptions(cell_timeout=30, notebook_timeout=6, python_path=[FIXTURES])
+    options = GradingOptions(cell_timeout=30, notebook_timeout=6, python_path=[FIXTURES],
+                             sandbox=SANDBOX)
     [notebook] = grade([tmp_path], released=released, checks_package=toy.CHECKS_PACKAGE,
                        options=options).notebooks
     assert [e.status for e in notebook.exercises] == ["passed", "failed", "failed"]
@@ -383,7 +390,7 @@ def test_regrading_one_student_updates_the_report(classroom, released, tmp_path,
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         filter(None, [FIXTURES.name, os.environ.get("PYTHONPATH")])))
     assert main([str(fixed), "--student", "wrong_sign", "--out", str(tmp_path / "out"),
-                 "--no-progress", "--quiet", "--timeout", "10"]) == 0
+                 "--no-progress", "--quiet", "--timeout", "10", *NO_SANDBOX]) == 0
     merged = read_gradebook(tmp_path / "out")
     assert merged.students() == book.students()        # nobody added, nobody lost
     assert _graded(merged, "wrong_sign").score == 4
@@ -484,7 +491,7 @@ def test_released_lessons_must_match_their_weights(tmp_path):
 def test_command_line_fails_only_when_the_grader_cannot_run(tmp_path, released, capsys):
     toy.write(toy.release(toy.solution()), tmp_path / "subs" / "ann" / "09_toy.ipynb")
     common = ["--released", str(released), "--checks-package", toy.CHECKS_PACKAGE,
-              "--no-progress", "--out", str(tmp_path / "out")]
+              "--no-progress", "--out", str(tmp_path / "out"), *NO_SANDBOX]
     assert main([str(tmp_path / "nowhere"), *common]) == 2
     assert "no such notebook or folder" in capsys.readouterr().err
     assert main([str(tmp_path / "subs"), *common, "--student", "nobody"]) == 2
@@ -499,7 +506,7 @@ def test_command_line_fails_only_when_the_grader_cannot_run(tmp_path, released, 
     out = capsys.readouterr().out
     assert "| ann | 0 | 0 |  |" in out and (tmp_path / "out" / "feedback" / "ann.md").is_file()
     grade([tmp_path / "subs"], released=released, checks_package=toy.CHECKS_PACKAGE,
-          progress=True)
+          progress=True, options=OPTIONS)
     bar = capsys.readouterr().err
     assert "grading:" in bar and "notebook/s" in bar          # tqdm drew its bar
     assert main(["--list-lessons", *common[:4]]) == 0

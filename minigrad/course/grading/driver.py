@@ -31,6 +31,7 @@ import signal
 import sys
 import time
 import traceback
+import types
 from typing import Any, Callable
 
 __all__ = ["main"]
@@ -65,8 +66,8 @@ def _limits(job: dict[str, Any]) -> None:
         which = getattr(resource, f"RLIMIT_{name}")
         soft, hard = resource.getrlimit(which)
         value = int(value)
-        if hard != resource.RLIM_INFINITY and os.getuid() != 0:
-            value = min(value, hard)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)   # a limit can be lowered, never raised
         resource.setrlimit(which, (value, value))
 
 
@@ -97,12 +98,21 @@ def _where(exc: BaseException | None) -> str:
     return f"line {frame.lineno} of your code, in {frame.name}: {line}" if line else ""
 
 
-def _replaced(package: str) -> list[str]:
-    """What of the imported checks package a notebook replaced (reported, then undone)."""
+def _in_package(value: Any, package: str) -> bool:
+    name = getattr(value, "__name__", None) if isinstance(value, types.ModuleType) else None
+    return isinstance(name, str) and (name == package or name.startswith(package + "."))
+
+
+def _replaced(package: str, namespace: dict[str, Any]) -> list[str]:
+    """What of the checks package a notebook replaced (reported; the checks are imported
+    afresh anyway): in ``sys.modules``, and in the modules the notebook's names hold."""
     found = []
-    for name, module in list(sys.modules.items()):
-        if name != package and not name.startswith(package + "."):
-            continue
+    held = [v for v in list(namespace.values()) if _in_package(v, package)]
+    held += [sub for v in held for sub in list(vars(v).values()) if _in_package(sub, package)]
+    modules = [(n, m) for n, m in list(sys.modules.items())
+               if n == package or n.startswith(package + ".")]
+    modules += [(m.__name__, m) for m in held]
+    for name, module in modules:
         file = getattr(module, "__file__", None)
         spec = getattr(module, "__spec__", None)
         if file is None or spec is None or getattr(spec, "origin", None) != file:
@@ -122,7 +132,7 @@ def _replaced(package: str) -> list[str]:
             elif (code is not None and _typed_here(value)) or (
                     isinstance(value, type) and value.__module__ == "__main__"):
                 found.append(f"{name}.{attr}")
-    return found
+    return list(dict.fromkeys(found))
 
 
 def _typed_here(obj: Any) -> bool:
@@ -164,8 +174,8 @@ class _Recorder:
     ``checks.lessonN.name(*objects)`` calls :meth:`call` with the student's objects.
     """
 
-    def __init__(self, package: str, step: dict[str, Any]) -> None:
-        self._package, self._step = package, step
+    def __init__(self, package: str, step: dict[str, Any], namespace: dict[str, Any]) -> None:
+        self._package, self._step, self._namespace = package, step, namespace
         self.record: dict[str, Any] | None = None
         self.replaced: list[str] = []
         self.suspicious: list[str] = []
@@ -179,7 +189,7 @@ class _Recorder:
         return _Lesson()
 
     def call(self, lesson: str, name: str, args: tuple, kwargs: dict) -> None:
-        self.replaced = _replaced(self._package)
+        self.replaced = _replaced(self._package, self._namespace)
         self.suspicious = _suspicious(self._package)
         _fresh_checks(self._package)
         module = importlib.import_module(f"{self._package}.{lesson}")
@@ -214,7 +224,7 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
     recorder = None
     namespace_backup = None
     if step["kind"] == "check":
-        recorder = _Recorder(job["package"], step)
+        recorder = _Recorder(job["package"], step, shell.user_ns)
         namespace_backup = shell.user_ns.get(job["alias"], _MISSING)
         shell.user_ns[job["alias"]] = recorder
     signal.signal(signal.SIGALRM, alarm)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import importlib
+import importlib.util
 import os
 import queue
 import re
@@ -167,9 +168,13 @@ def _kill(process: subprocess.Popen, grace: float = 0.0) -> None:
 
 
 def _end_uid(uid: int | None) -> list[int]:
-    """Kill whatever still runs as the job's user id; return the ids of what was found."""
+    """Kill whatever still runs as the job's user id once its sandbox has gone; return the
+    ids of what was found (nothing, unless something escaped the PID namespace)."""
     if uid is None:
         return []
+    deadline = time.monotonic() + 3.0
+    while sandbox.processes_of(uid) and time.monotonic() < deadline:
+        time.sleep(0.05)   # the namespace is being torn down
     found = sandbox.processes_of(uid)
     for pid in found:
         try:
@@ -222,9 +227,27 @@ def split_of(lesson: ReleasedLesson, exercise: str | None) -> Split | None:
     return None
 
 
+def _package_home(package: str) -> list[str]:
+    """The folder the checks package is imported from, when it is not part of minigrad (a
+    course's own checks): the sandbox must import the same one, read-only."""
+    top = package.partition(".")[0]
+    if top == "minigrad":
+        return []
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        return []
+    where = list(spec.submodule_search_locations or []) or [spec.origin or ""]
+    return [str(Path(p).resolve().parent) for p in where if p]
+
+
 def _limits(options: GradingOptions) -> dict[str, int]:
+    processes = options.max_processes
+    if os.getuid() != 0:
+        # without root there is no user id per job, and the limit counts every process of
+        # this user: leave room for those already running
+        processes += len(sandbox.processes_of(os.getuid()))
     return {"AS": int(options.memory), "FSIZE": 64 * 2**20, "NOFILE": 256, "CORE": 0,
-            "CPU": int(options.notebook_timeout + 30), "NPROC": options.max_processes}
+            "CPU": int(options.notebook_timeout + 30), "NPROC": processes}
 
 
 def _reader(stream: Any, lines: queue.Queue) -> None:
@@ -282,7 +305,8 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
     workdir.mkdir()
     if uid is not None:
         os.chown(workdir, uid, uid)
-    spec = sandbox.SandboxSpec(workdir=workdir, python_path=[str(p) for p in options.python_path],
+    spec = sandbox.SandboxSpec(workdir=workdir, python_path=[str(p) for p in options.python_path]
+                               + _package_home(lesson.checks_package),
                                threads=options.kernel_threads or 1)
     argv, env = sandbox.command(spec, sandboxed=options.sandbox)
     job = {"steps": job_steps, "cell_timeout": options.cell_timeout, "uid": uid,
@@ -736,13 +760,6 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     """
     from .lessons import LessonError
     options = options or GradingOptions()
-    if options.sandbox:
-        why = sandbox.available()
-        if why is not None:
-            raise GraderError(f"no sandbox: {why}. The grader will not run submissions without "
-                              "one; --no-sandbox runs them with your rights (they can read and "
-                              "change your files, see your environment, use the network and "
-                              "leave processes behind): use it only in a throwaway container")
     try:
         lessons = load_lessons(released, checks_package)
     except LessonError as exc:
@@ -754,6 +771,13 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     if not submissions:
         who = f" from {', '.join(students)}" if students else ""
         raise GraderError(f"no notebooks{who} under {', '.join(map(str, paths))}")
+    if options.sandbox:
+        why = sandbox.available()
+        if why is not None:
+            raise GraderError(f"no sandbox: {why}. The grader will not run submissions without "
+                              "one; --no-sandbox runs them with your rights (they can read and "
+                              "change your files, see your environment, use the network and "
+                              "leave processes behind): use it only in a throwaway container")
     jobs = max(1, int(jobs))
     if options.kernel_threads is None:
         options = dataclasses.replace(options,

@@ -23,6 +23,7 @@ unless told ``--no-sandbox``.
 """
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import shutil
@@ -30,6 +31,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,27 +179,48 @@ def command(spec: SandboxSpec, sandboxed: bool = True) -> tuple[list[str], dict[
 
 
 class UidPool:
-    """User ids for concurrent jobs (as root): each job runs as its own id, returned after."""
+    """User ids for concurrent jobs (as root): each job runs as its own id, returned after.
 
-    def __init__(self, first: int = FIRST_UID) -> None:
-        self._first, self._free, self._lock = first, set(), threading.Lock()
-        self._next = first
+    An id is claimed with a lock file (``flock``), so that two graders running at once on one
+    machine never share an id (each kills what is left of its id's processes after a job).
+    """
+
+    def __init__(self, first: int = FIRST_UID, count: int = 4096) -> None:
+        self._first, self._count = first, count
+        self._held: dict[int, int] = {}
+        self._lock = threading.Lock()
 
     def take(self) -> int | None:
         """A user id no running job has, or None when the grader is not root."""
         if os.getuid() != 0:
             return None
+        folder = Path(tempfile.gettempdir()) / "minigrad-grade-uids"
+        folder.mkdir(mode=0o700, exist_ok=True)
         with self._lock:
-            if self._free:
-                return self._free.pop()
-            self._next += 1
-            return self._next - 1
+            for uid in range(self._first, self._first + self._count):
+                if uid in self._held:
+                    continue
+                fd = os.open(folder / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+                             0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)
+                    continue
+                if processes_of(uid):   # someone else's, or still dying: not this one
+                    os.close(fd)
+                    continue
+                self._held[uid] = fd
+                return uid
+        raise RuntimeError(f"no free user id in {self._first}..{self._first + self._count}")
 
     def give_back(self, uid: int | None) -> None:
         """Return ``uid`` once every process of it has ended."""
         if uid is not None:
             with self._lock:
-                self._free.add(uid)
+                fd = self._held.pop(uid, None)
+            if fd is not None:
+                os.close(fd)   # closing releases the lock
 
 
 def processes_of(uid: int) -> list[int]:
