@@ -20,7 +20,7 @@ import numpy as np
 __all__ = ["dumps", "loads", "ProtocolError", "MAX_BYTES"]
 
 #: The largest message the grader reads from a sandbox (one line of JSON).
-MAX_BYTES = 32 * 1024 * 1024
+MAX_BYTES = 8 * 1024 * 1024
 _MAX_DEPTH = 32
 _ARRAY_KEY = "__npy__"
 

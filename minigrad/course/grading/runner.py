@@ -250,12 +250,20 @@ def _limits(options: GradingOptions) -> dict[str, int]:
             "CPU": int(options.notebook_timeout + 30), "NPROC": processes}
 
 
+#: The most a notebook's sandbox may send in all (a flood ends the notebook).
+_MAX_TOTAL = 256 * 2**20
+
+
 def _reader(stream: Any, lines: queue.Queue) -> None:
-    """Read the driver's lines into ``lines`` (None at the end); an overlong line is cut."""
+    """Read the driver's lines into ``lines`` (None at the end); an overlong line is cut.
+
+    ``lines`` is bounded, so a flood waits in the pipe instead of the grader's memory."""
+    total = 0
     try:
         while True:
             line = stream.readline(MAX_BYTES + 1)
-            if not line:
+            total += len(line)
+            if not line or total > _MAX_TOTAL:
                 break
             if len(line) > MAX_BYTES:
                 lines.put(b"")          # too long: malformed, and the rest of it is dropped
@@ -314,6 +322,7 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
            "max_chars": options.message_chars, "limits": _limits(options),
            "cwd": "/tmp" if options.sandbox else str(workdir)}
     process = None
+    lines: queue.Queue = queue.Queue(maxsize=16)
     try:
         try:
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -324,7 +333,6 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
                                           f"{type(exc).__name__}: {exc.strerror or exc}"))
             return execution
         _LIVE.add(process)
-        lines: queue.Queue = queue.Queue()
         threading.Thread(target=_reader, args=(process.stdout, lines), daemon=True).start()
         try:
             assert process.stdin is not None
@@ -338,6 +346,7 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             _kill(process, grace=2.0 if process.poll() is None and not _LIVE.cancelled.is_set()
                   else 0.0)
             _LIVE.discard(process)
+            _drain(lines)
         left = _end_uid(uid)   # none, unless something escaped the PID namespace
         if left:
             execution.issues.append(Issue("kernel died", f"{len(left)} process(es) of the "
@@ -353,6 +362,17 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
                                       f"{execution.output_chars / 1e6:.1f} million characters; "
                                       "the grader counts output but keeps none of it"))
     return execution
+
+
+def _drain(lines: queue.Queue, seconds: float = 2.0) -> None:
+    """Empty ``lines`` until the reader's end mark, so that its thread can finish."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if lines.get(timeout=0.1) is None:
+                return
+        except queue.Empty:
+            continue
 
 
 def _collect(process: subprocess.Popen, lines: queue.Queue, steps: list[Step],
