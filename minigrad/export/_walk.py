@@ -9,17 +9,17 @@ refused: a ``forward`` of its own can compute anything, and only the known layer
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from minigrad import nn
 
 __all__ = ["layers"]
 
-Refusal = Callable[[str, nn.Module, "type | None"], Exception]
+Refusal = Callable[[str, nn.Module, "type[Any] | None"], Exception]
 
 
-def layers(model: nn.Module, supported: tuple[type, ...],
-           refuse: Refusal) -> list[tuple[str, nn.Module, type]]:
+def layers(model: nn.Module, supported: tuple[type[Any], ...],
+           refuse: Refusal) -> list[tuple[str, nn.Module, type[Any]]]:
     """The layers ``model`` applies, in order: ``(path, module, the supported class it is)``.
 
     Parameters
@@ -39,14 +39,14 @@ def layers(model: nn.Module, supported: tuple[type, ...],
     list of (str, nn.Module, type)
         Sequentials opened: only the layers themselves.
     """
-    found: list[tuple[str, nn.Module, type]] = []
+    found: list[tuple[str, nn.Module, type[Any]]] = []
 
     def visit(path: str, module: nn.Module) -> None:
         if isinstance(module, nn.Sequential) and type(module).forward is nn.Sequential.forward:
             for i, layer in enumerate(module):
                 visit(f"{path}.{i}" if path else str(i), layer)
             return
-        base = next((cls for cls in type(module).__mro__ if cls in supported), None)
+        base: type[Any] | None = next((c for c in type(module).__mro__ if c in supported), None)
         if base is None or type(module).forward is not base.forward:
             raise refuse(path, module, base)
         found.append((path, module, base))

@@ -53,7 +53,7 @@ from minigrad.export import _walk
 from minigrad.tensor import Tensor, no_grad
 
 if TYPE_CHECKING:  # the real import happens inside export(): onnx is an optional extra
-    import onnx
+    from onnx import ModelProto
 
 __all__ = ["SUPPORTED_MODULES", "export"]
 
@@ -62,9 +62,9 @@ MIN_OPSET = 11  # Gemm with an optional bias (C) needs opset 11
 BATCH = "batch"  # the name of the batch dimension when dynamic_batch=True
 
 
-def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[bytes],
+def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | IO[bytes],
            input_name: str = "input", output_name: str = "output", opset: int = 17,
-           dynamic_batch: bool = True) -> onnx.ModelProto:
+           dynamic_batch: bool = True) -> ModelProto:
     """Write ``model`` to ``path`` as an ONNX model (modelled on ``torch.onnx.export``).
 
     Parameters
@@ -179,7 +179,8 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[by
     onnx.checker.check_model(proto, full_check=True)
     proto = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True)
     onnx.save_model(proto, path)
-    return proto
+    written: ModelProto = proto
+    return written
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,7 +189,7 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike | IO[by
 
 
 def _linear(graph: _GraphBuilder, path: str, layer: nn.Linear, x: str,
-            in_shape: tuple, out_shape: tuple) -> str:
+            in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     weight = graph.initializer(layer.weight)
     bias = [graph.initializer(layer.bias)] if layer.bias is not None else []
     if len(in_shape) == 2:  # (N, in) @ (out, in).T + (out,): exactly what Gemm computes
@@ -200,7 +201,7 @@ def _linear(graph: _GraphBuilder, path: str, layer: nn.Linear, x: str,
 
 
 def _conv2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
-            in_shape: tuple, out_shape: tuple) -> str:
+            in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     (kh, kw), (sh, sw) = layer.kernel_size, layer.stride  # Conv2d keeps them as pairs
     ph, pw = layer.padding
     inputs = [x, graph.initializer(layer.weight)]
@@ -211,7 +212,7 @@ def _conv2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
 
 
 def _max_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
-                in_shape: tuple, out_shape: tuple) -> str:
+                in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     kh, kw = pair(layer.kernel_size, "MaxPool2d", "kernel_size", low=1)
     sh, sw = pair(layer.stride, "MaxPool2d", "stride", low=1)
     # No padding, and ceil_mode=0: rows and columns that do not fill a window are dropped.
@@ -219,27 +220,27 @@ def _max_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
 
 
 def _relu(graph: _GraphBuilder, path: str, layer: nn.ReLU, x: str,
-          in_shape: tuple, out_shape: tuple) -> str:
+          in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return graph.node("Relu", [x], path)
 
 
 def _leaky_relu(graph: _GraphBuilder, path: str, layer: nn.LeakyReLU, x: str,
-                in_shape: tuple, out_shape: tuple) -> str:
+                in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return graph.node("LeakyRelu", [x], path, alpha=float(layer.negative_slope))
 
 
 def _sigmoid(graph: _GraphBuilder, path: str, layer: nn.Sigmoid, x: str,
-             in_shape: tuple, out_shape: tuple) -> str:
+             in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return graph.node("Sigmoid", [x], path)
 
 
 def _tanh(graph: _GraphBuilder, path: str, layer: nn.Tanh, x: str,
-          in_shape: tuple, out_shape: tuple) -> str:
+          in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return graph.node("Tanh", [x], path)
 
 
 def _flatten(graph: _GraphBuilder, path: str, layer: nn.Flatten, x: str,
-             in_shape: tuple, out_shape: tuple) -> str:
+             in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     ndim = len(in_shape)
     if ndim >= 2 and _axis(layer.start_dim, ndim) == 1 and _axis(layer.end_dim, ndim) == ndim - 1:
         return graph.node("Flatten", [x], path, axis=1)  # (N, ...) -> (N, rest): the default
@@ -254,7 +255,7 @@ def _flatten(graph: _GraphBuilder, path: str, layer: nn.Flatten, x: str,
 
 
 def _dropout(graph: _GraphBuilder, path: str, layer: nn.Dropout, x: str,
-             in_shape: tuple, out_shape: tuple) -> str:
+             in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return x  # in eval mode Dropout is the identity: no operator at all
 
 
@@ -343,7 +344,7 @@ def _import_onnx() -> Any:
     return onnx
 
 
-def _layers(model: nn.Module) -> list[tuple[str, nn.Module, type]]:
+def _layers(model: nn.Module) -> list[tuple[str, nn.Module, type[Any]]]:
     """The layers ``model`` applies, in order: ``(path, layer, its supported class)``.
 
     Raises TypeError for a module without a translation, naming its path and type.
@@ -353,7 +354,7 @@ def _layers(model: nn.Module) -> list[tuple[str, nn.Module, type]]:
     return _walk.layers(model, tuple(_TRANSLATIONS), _no_translation)
 
 
-def _no_translation(path: str, module: nn.Module, base: type | None) -> TypeError:
+def _no_translation(path: str, module: nn.Module, base: type[Any] | None) -> TypeError:
     where = f"module {path!r}" if path else "the model itself"
     supported = ", ".join(SUPPORTED_MODULES)
     if base is not None:
@@ -408,7 +409,7 @@ def _elem_type(t: Tensor, what: str, onnx: Any) -> int:
     dtype = _dtype_name(t)
     if dtype not in types:
         raise TypeError(f"export: {what} must be float32 or float64; got dtype {dtype}")
-    return types[dtype]
+    return int(types[dtype])
 
 
 def _dtype_name(t: Tensor) -> str:

@@ -138,9 +138,9 @@ class NativeProgram:
         """``<name>_init()``: the initial parameters, everything else zero."""
         self._init()
 
-    def _rows(self, x: Any) -> np.ndarray:
-        """``x`` as a C-ordered (n, n_in) array of the program's dtype."""
-        x = np.ascontiguousarray(x, dtype=self._dtype)
+    def _rows(self, rows: Any) -> np.ndarray:
+        """``rows`` as a C-ordered (n, n_in) array of the program's dtype."""
+        x: np.ndarray = np.ascontiguousarray(rows, dtype=self._dtype)
         shape, n_in = self.program.input_shape, self.program.n_in
         if x.ndim == 1 + len(shape) and x.shape[1:] == shape:
             x = x.reshape(len(x), n_in)

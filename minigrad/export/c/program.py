@@ -188,7 +188,7 @@ def _layers_of(model: nn.Module) -> list[tuple[str, nn.Module]]:
     return [(path, layer) for path, layer, _ in _walk.layers(model, _LAYER_TYPES, _refusal)]
 
 
-def _refusal(path: str, module: nn.Module, base: type | None) -> UnsupportedModuleError:
+def _refusal(path: str, module: nn.Module, base: type[Any] | None) -> UnsupportedModuleError:
     kind = type(module).__name__
     where = f"at '{path}' (model.{path})" if path else "(the model itself)"
     if base is not None:
@@ -253,9 +253,10 @@ def _layer(path: str, module: nn.Module, shape: tuple[int, ...],
     title, kind = repr(module), type(module).__name__
     where = f"the {kind} at '{path}'" if path else f"the {kind}"
 
-    def params() -> dict[str, str | None]:
-        w = name_of[id(module.weight)]
-        b = name_of[id(module.bias)] if module.bias is not None else None
+    def params() -> dict[str, Any]:  # the C names of a Linear's or Conv2d's arrays
+        weight, bias = getattr(module, "weight"), getattr(module, "bias")
+        w = name_of[id(weight)]
+        b = name_of[id(bias)] if bias is not None else None
         return {"weight": macros[w], "bias": macros[b] if b else None,
                 "grad_weight": macros[f"grad/{w}"], "grad_bias": macros[f"grad/{b}"] if b else None}
 
@@ -327,7 +328,8 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
             f"codegen: parameters {stray} belong to no layer that runs in forward(), so the "
             "C program could not train them; expected only the parameters of the layers")
 
-    layout, macros = BufferLayout(), {}
+    layout = BufferLayout()
+    macros: dict[str, str] = {}
 
     def add(name: str, macro: str, shape: tuple[int, ...], note: str) -> str:
         if macro in macros.values():
@@ -379,7 +381,7 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
     # other; an activation works in place), as large as the largest gradient they hold.
     first_param = min(i for i, layer in enumerate(layers) if layer.has_params)
     largest = max(layer.out_size for layer in layers[first_param:])
-    deltas = ("DELTA_A",)
+    deltas: tuple[str, ...] = ("DELTA_A",)
     add("delta/a", "DELTA_A", (batch_size, largest), "gradient flowing back (1 of 2)")
     if any(layer.dx_apart for layer in layers[first_param + 1:]):
         add("delta/b", "DELTA_B", (batch_size, largest), "gradient flowing back (2 of 2)")
