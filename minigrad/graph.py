@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from .backend import to_numpy
 from .tensor import Tensor
 
 __all__ = ["nodes", "saved_arrays", "saved_bytes", "count_ops", "to_dot", "draw"]
@@ -135,12 +136,10 @@ def _walk(root: Any) -> list:
 
 def _short(array: Any) -> str:
     """A gradient in a few characters: the values when there are at most 4, else the shape."""
-    import numpy as np
-
-    values = np.asarray(getattr(array, "get", lambda: array)())  # CuPy arrays: to the host
+    values = to_numpy(array)  # on the host, whatever the namespace
     if values.size <= 4:
         return "[" + ", ".join(f"{v:.3g}" for v in values.ravel()) + "]"
-    return f"|g| max {float(np.abs(values).max()):.3g}"
+    return f"|g| max {float(abs(values).max()):.3g}"
 
 
 def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict | None = None,

@@ -1,9 +1,8 @@
 """The package's three parts and the direction of its imports.
 
 ``minigrad/`` (the engine and library) imports nothing from ``minigrad/export/`` or
-``minigrad/course/``; the oracle (``course/byhand.py``) and the scalar engine
-(``course/scalar.py``) import neither the engine nor each other; and no package imports in a
-circle. The checks read the source (``ast``), so a lazy import inside a function counts too.
+``minigrad/course/``, and ``export/`` nothing from ``course/``. (That the oracle,
+``course/byhand.py``, and the scalar engine stand alone is tested in ``test_byhand.py``.) The checks read the source (``ast``), so a lazy import inside a function counts too.
 """
 from __future__ import annotations
 
@@ -64,12 +63,6 @@ def test_the_engine_imports_neither_export_nor_course(path):
     bad = sorted(m for m in imports_of(path)
                  if m.startswith(("minigrad.export", "minigrad.course")))
     assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}: the engine must stand alone"
-
-
-@pytest.mark.parametrize("name", ["byhand.py", "scalar.py"])
-def test_the_oracle_and_the_scalar_engine_stand_alone(name):
-    found = imports_of(PACKAGE / "course" / name)
-    assert not found, f"course/{name} imports {sorted(found)}: it must not use the engine"
 
 
 def test_export_does_not_import_course():
