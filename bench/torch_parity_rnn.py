@@ -16,7 +16,6 @@ import argparse
 import importlib.util
 import pprint
 import sys
-import time
 from pathlib import Path
 from typing import Any
 

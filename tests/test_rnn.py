@@ -13,12 +13,11 @@ import weakref
 
 import numpy as np
 import pytest
+from engine_helpers import NAMESPACES, make, namespace
 
 import minigrad as mg
 from minigrad import graph, nn
 from minigrad.nn.utils import clip_grad_norm_
-
-from engine_helpers import NAMESPACES, host, make, namespace
 
 # ---------------------------------------------------------------------------------------------
 # The recipe (read by bench/torch_parity_rnn.py too) and PyTorch's outputs for it
@@ -26,19 +25,20 @@ from engine_helpers import NAMESPACES, host, make, namespace
 # Each case: (name, layer, constructor keywords, input shape, initial state given?)
 # Input shapes are (L, N, I), (N, L, I) with batch_first, (L, I) unbatched, or (N, I) for a cell.
 CASES: list[tuple[str, str, dict, tuple[int, ...], bool]] = [
-    ("rnn_tanh_2layers_h0", "RNN", dict(input_size=3, hidden_size=4, num_layers=2), (5, 2, 3),
+    ("rnn_tanh_2layers_h0", "RNN", {"input_size": 3, "hidden_size": 4, "num_layers": 2},
+     (5, 2, 3), True),
+    ("rnn_relu_batch_first", "RNN", {"input_size": 3, "hidden_size": 4, "nonlinearity": "relu",
+                                     "batch_first": True}, (2, 5, 3), False),
+    ("lstm_2layers_state", "LSTM", {"input_size": 3, "hidden_size": 4, "num_layers": 2},
+     (5, 2, 3), True),
+    ("lstm_nobias_batch_first", "LSTM", {"input_size": 3, "hidden_size": 4, "bias": False,
+                                         "batch_first": True}, (2, 5, 3), False),
+    ("gru_2layers_h0", "GRU", {"input_size": 3, "hidden_size": 4, "num_layers": 2}, (5, 2, 3),
      True),
-    ("rnn_relu_batch_first", "RNN", dict(input_size=3, hidden_size=4, nonlinearity="relu",
-                                         batch_first=True), (2, 5, 3), False),
-    ("lstm_2layers_state", "LSTM", dict(input_size=3, hidden_size=4, num_layers=2), (5, 2, 3),
-     True),
-    ("lstm_nobias_batch_first", "LSTM", dict(input_size=3, hidden_size=4, bias=False,
-                                             batch_first=True), (2, 5, 3), False),
-    ("gru_2layers_h0", "GRU", dict(input_size=3, hidden_size=4, num_layers=2), (5, 2, 3), True),
-    ("gru_unbatched", "GRU", dict(input_size=3, hidden_size=4), (5, 3), False),
-    ("rnncell", "RNNCell", dict(input_size=3, hidden_size=4), (2, 3), True),
-    ("lstmcell", "LSTMCell", dict(input_size=3, hidden_size=4), (2, 3), True),
-    ("grucell", "GRUCell", dict(input_size=3, hidden_size=4), (2, 3), True),
+    ("gru_unbatched", "GRU", {"input_size": 3, "hidden_size": 4}, (5, 3), False),
+    ("rnncell", "RNNCell", {"input_size": 3, "hidden_size": 4}, (2, 3), True),
+    ("lstmcell", "LSTMCell", {"input_size": 3, "hidden_size": 4}, (2, 3), True),
+    ("grucell", "GRUCell", {"input_size": 3, "hidden_size": 4}, (2, 3), True),
 ]
 
 

@@ -45,13 +45,14 @@ The weights and their transposes are saved once for the whole sequence, not once
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import backend
 from ..tensor import Tensor, stack
 from .modules import Module, Parameter
 
-__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,11 +319,15 @@ class _RNNBase(Module):
                 setattr(self, f"bias_hh_l{k}", _uniform_parameter(rng, bound, (rows,), dtype,
                                                                   device))
 
+    def _weight(self, kind: str, k: int) -> Tensor:
+        """``weight_ih_l{k}`` (kind "ih") or ``weight_hh_l{k}`` (kind "hh")."""
+        return getattr(self, f"weight_{kind}_l{k}")
+
     def _layer_weights(self, k: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         """Layer ``k``'s weights, transposed once for the whole sequence, and biases."""
-        bias = (getattr(self, f"bias_ih_l{k}"), getattr(self, f"bias_hh_l{k}")) if self.bias \
-            else (None, None)
-        return (getattr(self, f"weight_ih_l{k}").T, getattr(self, f"weight_hh_l{k}").T) + bias
+        b_ih = getattr(self, f"bias_ih_l{k}") if self.bias else None
+        b_hh = getattr(self, f"bias_hh_l{k}") if self.bias else None
+        return self._weight("ih", k).T, self._weight("hh", k).T, b_ih, b_hh
 
     def _input(self, x: Any) -> tuple[list[Tensor], bool]:
         """The input cut into its steps, each (N, input_size), and whether it had no batch axis."""
@@ -332,14 +337,15 @@ class _RNNBase(Module):
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
             raise ValueError(f"{layer}: expected input of shape {order} or (L, "
                              f"{self.input_size}) without a batch; got {x.shape}")
-        _check_dtype(layer, "input", x, self.weight_ih_l0)
+        _check_dtype(layer, "input", x, self._weight("ih", 0))
         if x.ndim == 2:  # one sequence without a batch axis: a batch of one
             return [x[t:t + 1] for t in range(x.shape[0])], True
         if self.batch_first:
             return [x[:, t] for t in range(x.shape[1])], False
         return [x[t] for t in range(x.shape[0])], False
 
-    def _state(self, h: Any, batch: int, unbatched: bool, like: Tensor, what: str) -> list:
+    def _state(self, h: Any, batch: int, unbatched: bool, like: Tensor,
+               what: str) -> list[Tensor]:
         """The initial state as one (N, H) tensor per layer (zeros when not given)."""
         layer = type(self).__name__
         expected = (self.num_layers, batch, self.hidden_size)
@@ -352,7 +358,7 @@ class _RNNBase(Module):
             shown = (self.num_layers, self.hidden_size) if unbatched else expected
             raise ValueError(f"{layer}: expected {what} of shape {shown} (num_layers, "
                              f"{'' if unbatched else 'N, '}hidden_size); got {h.shape}")
-        _check_dtype(layer, what, h, self.weight_ih_l0)
+        _check_dtype(layer, what, h, self._weight("ih", 0))
         return [h[k] for k in range(self.num_layers)]
 
     def _output(self, steps: list[Tensor], unbatched: bool) -> Tensor:
@@ -364,7 +370,8 @@ class _RNNBase(Module):
         h = stack(states, axis=0)  # (num_layers, N, H)
         return h.reshape(self.num_layers, -1) if unbatched else h
 
-    def _run(self, x: Any, initial: list[Any], step: Callable) -> tuple[Tensor, list]:
+    def _run(self, x: Any, initial: list[Any], step: Callable[..., tuple[Tensor, ...]]
+             ) -> tuple[Tensor, list[Tensor]]:
         """Run every layer over the whole sequence; return the output and the final states.
 
         ``initial`` holds one initial-state tensor (num_layers, N, H) or None per carried
@@ -457,7 +464,11 @@ class RNN(_RNNBase):
 
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
         act = self.nonlinearity
-        output, (h_n,) = self._run(x, [h_0], lambda x_t, s, w: (rnn_step(x_t, s[0], *w, act),))
+
+        def step(x_t: Tensor, s: tuple[Tensor], w: tuple[Any, ...]) -> tuple[Tensor]:
+            return (rnn_step(x_t, s[0], w[0], w[1], w[2], w[3], act),)
+
+        output, (h_n,) = self._run(x, [h_0], step)
         return output, h_n
 
     def extra_repr(self) -> str:
@@ -519,4 +530,4 @@ class GRU(_RNNBase):
 
 
 for _layer in (RNN, LSTM, GRU):  # the parameters they share, written once
-    _layer.__doc__ = _layer.__doc__.replace("{parameters}", _LAYER_PARAMETERS.strip())
+    _layer.__doc__ = (_layer.__doc__ or "").replace("{parameters}", _LAYER_PARAMETERS.strip())

@@ -7,7 +7,8 @@ when their joint norm is too large: the direction of the step is kept, only its 
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..backend import namespace
 from ..tensor import Tensor
@@ -60,5 +61,6 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     scale = max_norm / (value + 1e-6)
     if scale < 1.0:
         for p in params:
-            p.grad = p.grad * scale
+            grad: Any = p.grad
+            p.grad = grad * scale
     return Tensor(total)
