@@ -61,6 +61,23 @@ def _times(term: str, value: int) -> str:
     return term if value == 1 else f"{term} * {value}"
 
 
+def _bias_gradient(t: CFloat, g: str, gb: str, channel: str, channels: int,
+                   pixels: int) -> list[str]:
+    """A block, inside a loop over ``channel``, that sets ``gb[channel]`` to the sum of the
+    gradient ``g`` (n, channels, pixels) over the rows and the pixels of that channel."""
+    at = f"r * {channels} + {channel}" if pixels == 1 else \
+        f"(r * {channels} + {channel}) * {pixels} + i"
+    loops = ["        for (int r = 0; r < n; ++r)"]
+    if pixels > 1:
+        loops.append(f"            for (int i = 0; i < {pixels}; ++i)")
+    return ["    {",
+            f"        {t.name} acc = {t.literal(0)};",
+            *loops,
+            "    " * (len(loops) + 2) + f"acc += {g}[{at}];",
+            f"        {gb}[{channel}] = acc;",
+            "    }"]
+
+
 @dataclass
 class CLayer:
     """A layer of the network, placed in the model (``path``) and in the buffer.
@@ -114,6 +131,15 @@ class CLayer:
         """C statements computing ``self.output`` from the input array ``x`` for ``n`` rows."""
         raise NotImplementedError
 
+    def _backward_comment(self, g: str, formulas: list[str]) -> list[str]:
+        """The comment above a layer's backward loops: the gradient ``g`` it starts from and
+        the formulas of the gradients it fills."""
+        lines = [f"/* {self.label}, backward",
+                 f" * with {g} {_shape(self.out_shape)}, the gradient of its output:"]
+        lines += [f" *   {formula}" for formula in formulas]
+        lines[-1] += " */"
+        return lines
+
     def backward(self, t: CFloat, x: str, g: str, dx: str | None) -> list[str]:
         """C statements of the backward pass, given the gradient ``g`` of the output.
 
@@ -156,14 +182,9 @@ class CLinear(CLayer):
         i, o, w = self.in_size, self.out_size, self.weight
         gw, gb = self.grad_weight, self.grad_bias
         zero = t.literal(0)
-        lines = [
-            f"/* {self.label}, backward",
-            f" * with {g} (n, {o}), the gradient of its output:",
-            f" *   {gw} ({o}, {i}) = {g}.T ({o}, n) @ {x} (n, {i})",
-        ]
-        if gb:
-            lines.append(f" *   {gb} ({o},) = {g} summed over the n rows")
-        lines[-1] += " */"
+        lines = self._backward_comment(g, [f"{gw} ({o}, {i}) = {g}.T ({o}, n) @ {x} (n, {i})"]
+                                       + ([f"{gb} ({o},) = {g} summed over the n rows"] if gb
+                                          else []))
         lines += [
             f"for (int j = 0; j < {o}; ++j) {{",
             f"    for (int k = 0; k < {i}; ++k) {{",
@@ -174,14 +195,7 @@ class CLinear(CLayer):
             "    }",
         ]
         if gb:
-            lines += [
-                "    {",
-                f"        {t.name} acc = {zero};",
-                "        for (int r = 0; r < n; ++r)",
-                f"            acc += {g}[r * {o} + j];",
-                f"        {gb}[j] = acc;",
-                "    }",
-            ]
+            lines += _bias_gradient(t, g, gb, "j", channels=o, pixels=1)
         lines.append("}")
         if dx is not None:
             lines += [
@@ -224,21 +238,29 @@ class CConv2d(CLayer):
         o, oh, ow = self.out_shape
         return c, h, w, o, oh, ow
 
+    def _input_position(self, axis: int, depth: int) -> list[str]:
+        """``const int row = i * stride + ka - padding;`` (axis 0; ``col`` from ``j`` and
+        ``kb`` for axis 1), and a line that skips a position in the zero padding, indented
+        ``depth`` levels."""
+        name, out, k = ("row", "i", "ka") if axis == 0 else ("col", "j", "kb")
+        stride, padding, size = self.stride[axis], self.padding[axis], self.in_shape[1 + axis]
+        pad = "    " * depth
+        lines = [f"{pad}const int {name} = {_plus(_times(out, stride) + f' + {k}', -padding)};"]
+        if padding:
+            lines.append(f"{pad}if ({name} < 0 || {name} >= {size}) continue;  /* padding */")
+        return lines
+
     def _window(self, body: list[str], depth: int) -> list[str]:
         """Loops over c, ka, kb around ``body`` (at indentation ``depth``), with ``row`` and
         ``col`` the input position read; positions in the padding are skipped."""
-        c, h, w, *_ = self._dims()
-        (kh, kw), (sh, sw), (ph, pw) = self.kernel, self.stride, self.padding
+        c, *_ = self._dims()
+        kh, kw = self.kernel
         pad = "    " * depth
         lines = [f"{pad}for (int c = 0; c < {c}; ++c) {{",
                  f"{pad}    for (int ka = 0; ka < {kh}; ++ka) {{",
-                 f"{pad}        const int row = {_plus(_times('i', sh) + ' + ka', -ph)};"]
-        if ph:
-            lines.append(f"{pad}        if (row < 0 || row >= {h}) continue;  /* padding */")
-        lines += [f"{pad}        for (int kb = 0; kb < {kw}; ++kb) {{",
-                  f"{pad}            const int col = {_plus(_times('j', sw) + ' + kb', -pw)};"]
-        if pw:
-            lines.append(f"{pad}            if (col < 0 || col >= {w}) continue;  /* padding */")
+                 *self._input_position(0, depth + 2),
+                 f"{pad}        for (int kb = 0; kb < {kw}; ++kb) {{",
+                 *self._input_position(1, depth + 3)]
         lines += [f"{pad}            {line}" for line in body]
         lines += [f"{pad}        }}", f"{pad}    }}", f"{pad}}}"]
         return lines
@@ -285,15 +307,9 @@ class CConv2d(CLayer):
         xi, wi, yi = self._indices()
         gw, gb, wt = self.grad_weight, self.grad_bias, self.weight
         zero = t.literal(0)
-        lines = [
-            f"/* {self.label}, backward",
-            f" * with {g} {_shape(self.out_shape)}, the gradient of its output:",
-            f" *   {gw}[o][c][ka][kb] = sum over r, i, j of {g}[r][o][i][j] * "
-            f"{x}[r][c][row][col]",
-        ]
-        if gb:
-            lines.append(f" *   {gb}[o] = sum over r, i, j of {g}[r][o][i][j]")
-        lines[-1] += " */"
+        lines = self._backward_comment(
+            g, [f"{gw}[o][c][ka][kb] = sum over r, i, j of {g}[r][o][i][j] * {x}[r][c][row][col]"]
+            + ([f"{gb}[o] = sum over r, i, j of {g}[r][o][i][j]"] if gb else []))
         # dW: loops over the weight's elements outside, the batch and output pixels inside
         lines += [
             f"for (int o = 0; o < {o}; ++o) {{",
@@ -303,21 +319,9 @@ class CConv2d(CLayer):
             f"                {t.name} acc = {zero};",
             "                for (int r = 0; r < n; ++r) {",
             f"                    for (int i = 0; i < {oh}; ++i) {{",
-            f"                        const int row = "
-            f"{_plus(_times('i', self.stride[0]) + ' + ka', -self.padding[0])};",
-        ]
-        if self.padding[0]:
-            lines.append(f"                        if (row < 0 || row >= {h}) continue;"
-                         "  /* padding */")
-        lines += [
+            *self._input_position(0, 6),
             f"                        for (int j = 0; j < {ow}; ++j) {{",
-            f"                            const int col = "
-            f"{_plus(_times('j', self.stride[1]) + ' + kb', -self.padding[1])};",
-        ]
-        if self.padding[1]:
-            lines.append(f"                            if (col < 0 || col >= {w}) continue;"
-                         "  /* padding */")
-        lines += [
+            *self._input_position(1, 7),
             f"                            acc += {g}[{yi}] * {x}[{xi}];",
             "                        }",
             "                    }",
@@ -328,15 +332,7 @@ class CConv2d(CLayer):
             "    }",
         ]
         if gb:
-            lines += [
-                "    {",
-                f"        {t.name} acc = {zero};",
-                "        for (int r = 0; r < n; ++r)",
-                f"            for (int i = 0; i < {oh * ow}; ++i)",
-                f"                acc += {g}[(r * {o} + o) * {oh * ow} + i];",
-                f"        {gb}[o] = acc;",
-                "    }",
-            ]
+            lines += _bias_gradient(t, g, gb, "o", channels=o, pixels=oh * ow)
         lines.append("}")
         if dx is not None:
             lines += [
