@@ -144,7 +144,12 @@ def cuda_problem(index: int = 0) -> str | None:
     try:
         count = cp.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDARuntimeError: no driver, no device, driver too old
-        return f"CuPy is installed but finds no CUDA GPU ({type(exc).__name__}: {exc})"
+        reason = f"{type(exc).__name__}: {exc}"
+        if "InsufficientDriver" in reason:  # what CUDA says when there is no driver at all, too
+            return ("CuPy is installed but finds no usable NVIDIA driver: there is none, or it "
+                    "is older than the CUDA this CuPy was built for (cupy-cuda13x needs a CUDA "
+                    f"13 driver; use cupy-cuda12x with a CUDA 12 one) ({reason})")
+        return f"CuPy is installed but finds no CUDA GPU ({reason})"
     if count == 0:
         return "CuPy is installed but finds no CUDA GPU (it counts 0 devices)"
     if not 0 <= index < count:

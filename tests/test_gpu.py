@@ -110,6 +110,16 @@ def test_cuda_without_a_gpu_says_no_gpu_was_found(monkeypatch):
     assert not cupy_available()
 
 
+def test_cuda_without_a_driver_says_the_driver_is_missing_or_old(monkeypatch):
+    # CuPy's words on a machine with no NVIDIA driver, or one older than its CUDA
+    old = RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient for "
+                       "CUDA runtime version")
+    monkeypatch.setattr(backend, "cp", _fake_cupy(error=old))
+    with pytest.raises(RuntimeError, match="finds no usable NVIDIA driver") as info:
+        mg.tensor([1.0]).to("cuda")
+    assert "cupy-cuda12x" in str(info.value) and "cudaErrorInsufficientDriver" in str(info.value)
+
+
 def test_cuda_with_zero_devices_says_no_gpu_was_found(monkeypatch):
     monkeypatch.setattr(backend, "cp", _fake_cupy(device_count=0))
     with pytest.raises(RuntimeError, match=r"finds no CUDA GPU \(it counts 0 devices\)"):
