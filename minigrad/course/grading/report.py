@@ -238,6 +238,12 @@ def feedback(book: Gradebook, student: str) -> str:
             lines += [f"| {e.exercise} {_cell(e.title)} | {_num(e.points)} / "
                       f"{_num(e.max_points)} | {e.status} |" for e in notebook.exercises]
             lines.append("")
+        whole = [e for e in notebook.exercises if e.passed and any(
+            c.self_reported.startswith("the whole check") for c in e.checks)]
+        if whole:   # (conditions of split checks are listed in exercises.csv)
+            lines += ["Self-reported (the check's verdict came from the notebook's own process, "
+                      "not the grader's judge): " + ", ".join(
+                          f"{e.exercise} ({_num(e.points)} points)" for e in whole) + ".", ""]
         for exercise in notebook.exercises:
             if exercise.status == "failed":
                 lines += [f"### {exercise.exercise} {exercise.title}: failed", "",

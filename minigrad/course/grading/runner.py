@@ -215,15 +215,21 @@ def _first_line(source: str) -> str:
     return lines[0][:60] if lines else ""
 
 
-def split_of(lesson: ReleasedLesson, exercise: str | None) -> Split | None:
-    """The :class:`~minigrad.course.checks.Split` of an exercise's check, if it has one."""
+def split_of(lesson: ReleasedLesson, exercise: str | None, source: str = "") -> Split | None:
+    """The :class:`~minigrad.course.checks.Split` of the check a released check cell calls
+    (``checks.lessonN.name(...)`` in ``source``; else the check marked with ``exercise``)."""
     if exercise is None:
         return None
     module = importlib.import_module(lesson.checks_module)
-    for value in vars(module).values():
-        if callable(value) and getattr(value, "exercise_id", None) == exercise:
-            split = getattr(value, "split", None)
-            return split if isinstance(split, Split) else None
+    called = re.search(rf"\b{CHECKS_ALIAS}\.lesson{lesson.number}\.(\w+)\s*\(", source)
+    if called and callable(getattr(module, called[1], None)):
+        candidates = [getattr(module, called[1])]
+    else:
+        candidates = [v for v in vars(module).values()
+                      if callable(v) and getattr(v, "exercise_id", None) == exercise]
+    for value in candidates:
+        split = getattr(value, "split", None)
+        return split if isinstance(split, Split) else None
     return None
 
 
@@ -302,7 +308,7 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
     for i, step in enumerate(steps):
         entry: dict[str, Any] = {"index": i, "kind": step.kind, "source": step.source,
                                  "exercise": step.exercise}
-        split = split_of(lesson, step.exercise) if step.kind == "check" else None
+        split = split_of(lesson, step.exercise, step.source) if step.kind == "check" else None
         if split is not None:
             splits[i] = split
             probes[i] = entry["probes"] = split.probe(rng)
@@ -515,6 +521,10 @@ def _judge(split: Split, probes: Any, record: dict[str, Any],
 # Grading one submission
 
 
+#: What a check without a split reports about itself: all of it.
+_WHOLE = "the whole check (it has no split)"
+
+
 def _check_outcome(step: Step, index: int, execution: Execution) -> CheckOutcome:
     exercise = step.exercise or ""
     record = execution.checks.get(index)
@@ -532,7 +542,7 @@ def _check_outcome(step: Step, index: int, execution: Execution) -> CheckOutcome
                         str(record.get("message", "")), str(record.get("where", "")),
                         str(record.get("output", "")), float(record.get("seconds", 0.0) or 0.0),
                         self_reported=str(record.get("self_reported", "")) if "self_reported"
-                        in record else "the whole check (it has no split)")
+                        in record else _WHOLE)
 
 def _exercise_grades(lesson: ReleasedLesson, assembly: Assembly,
                      execution: Execution | None, unreadable: str = "") -> list[ExerciseGrade]:
@@ -616,6 +626,15 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
     unreadable = grade.issues[0].text if notebook is None else ""
     grade.exercises = _exercise_grades(lesson, assembly, execution, unreadable)
     grade.score = float(sum(exercise.points for exercise in grade.exercises))
+    unjudged = [e for e in grade.exercises if e.passed and any(
+        c.self_reported == _WHOLE for c in e.checks)]
+    if unjudged:
+        points = sum(e.points for e in unjudged)
+        grade.issues.append(Issue("unjudged", f"{points:g} of the {grade.score:g} points come "
+                                  "from checks that report their own verdict from the "
+                                  "notebook's process (exercises "
+                                  f"{', '.join(e.exercise for e in unjudged)}: not split into "
+                                  "probe, run and judge yet)"))
     grade.seconds = round(time.monotonic() - start, 3)
     return grade
 
