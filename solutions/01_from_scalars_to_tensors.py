@@ -2,39 +2,34 @@
 # # Lesson 1 · From scalars to tensors
 #
 # You have built reverse-mode autodiff on scalars: a `Var` that remembers its parents and
-# hands gradients back to them. In this lesson you turn it into a `Tensor`: the same idea, but
-# every value is a whole NumPy array, so one operation does the work of thousands of `Var`s.
+# hands gradients back to them. Here you turn it into a `Tensor`: the same idea, but every
+# value is a NumPy array, so one operation does the work of thousands of `Var`s. You will
+# write the vector-Jacobian product (VJP) of an operation as a formula, and a `Tensor` that
+# orders its graph without recursion and adds up the gradients of a tensor used many times.
 #
-# **By the end of this lesson you will be able to**
-#
-# - explain why a graph of scalars is slow and what an array engine does instead;
-# - write the vector-Jacobian product (VJP) of an elementwise operation as a formula in the
-#   output gradient;
-# - build a `Tensor` class that records a closure per operation, orders its graph without
-#   recursion, and adds up the gradients of a tensor used many times;
-# - check every backward rule against finite differences and the scalar engine.
-#
-# **How this notebook works.** Read, run each cell in order, and fill in the *exercise* cells
-# where you see `# YOUR CODE HERE` (delete the `raise NotImplementedError`). The cell after
-# each exercise is a *check*: it prints a ✓ line when your code is right, and otherwise says
-# which case failed, what it expected, what it got, and what usually causes that. Each
-# exercise has a hint, folded away. Plan for about 25 minutes.
+# **How this notebook works.** Run each cell in order and fill in the *exercise* cells
+# (replace `raise NotImplementedError`). The *check* after each prints ✓, or ✗ with the
+# failing case, expected and actual values and the usual cause. Hints are folded, in two
+# levels. A demo whose exercise is not done yet uses the reference and says so. About 25
+# minutes.
 
 # %%
 import time
 
+import matplotlib.pyplot as plt
 import numpy as np
 
+from minigrad import graph
 from minigrad.course import checks
+from minigrad.course.demos import reference, yours_or_reference
 from minigrad.course.scalar import Var
 
 # %% [markdown]
 # ## 1. A recap: the scalar `Var`
 #
-# `minigrad.course.scalar.Var` is the engine you know. Each `Var` holds one number in `.data`. An
-# operation makes a new `Var` that remembers its parents and the *local derivative* with
-# respect to each. `backward()` then applies the chain rule from the output back:
-# `parent.grad += local * child.grad`.
+# `minigrad.course.scalar.Var` holds one number in `.data`; an operation makes a `Var` that
+# remembers its parents and the *local derivative* for each, and `backward()` applies the
+# chain rule from the output back: `parent.grad += local * child.grad`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -48,8 +43,7 @@ print(f"dc/db = a                  = {b.grad:.4f}")
 # %% [markdown]
 # ## 2. Why a graph of scalars is slow
 #
-# A neural network multiplies matrices with thousands of entries. As `Var`s, every entry is a
-# Python object and every multiply-add is a node with its own closure and bookkeeping. Let us
+# As `Var`s, every entry of a matrix is a Python object and every multiply-add a node. Let us
 # time a dot product of 20,000 numbers both ways: as a graph of `Var`s, and as one NumPy call.
 
 # %% tags=["demo"]
@@ -80,22 +74,17 @@ print("same value and gradient:", np.isclose(total.data, value),
       np.allclose([v.grad for v in x_vars], grad_x))
 
 # %% [markdown]
-# The answer is the same; the time is not. The scalar graph spends its time in Python, once
-# per number. The array version does the arithmetic in NumPy's compiled loops, and its
-# backward rule is *one formula for the whole array*. That is what a tensor engine is: the
+# The answer is the same; the time is not. The array version runs in NumPy's compiled loops,
+# and its backward rule is *one formula for the whole array*. That is a tensor engine: the
 # same graph, with arrays at the nodes.
 
 # %% [markdown]
 # ## 3. From local derivatives to vector-Jacobian products
 #
-# For `y = tanh(x)` with `x` an array of `n` numbers, the "local derivative" is an `n × n`
-# matrix, the Jacobian `J[i, j] = dy[i]/dx[j]`. Since `y[i]` depends only on `x[i]`, it is
-# diagonal, with `1 - y[i]**2` on the diagonal.
-#
-# The backward pass never needs `J` itself. It needs the gradient of the final loss with
-# respect to `x`, given the gradient `g` with respect to `y`: the row vector `g @ J`, a
-# **vector-Jacobian product**. For an elementwise operation that is just `g * (1 - y**2)`: no
-# matrix is built. Let us confirm it on three numbers.
+# For `y = tanh(x)` on an array of `n` numbers, the local derivative is the `n × n` Jacobian
+# `J[i, j] = dy[i]/dx[j]`, diagonal with `1 - y[i]**2`, since `y[i]` depends on `x[i]` only.
+# The backward pass needs only `g @ J`, where `g` is the gradient with respect to `y`: a
+# **vector-Jacobian product**, here just `g * (1 - y**2)`, with no matrix built:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -108,10 +97,9 @@ print("g @ J          =", (g @ J).round(4))
 print("g * (1 - y**2) =", (g * (1 - y**2)).round(4))
 
 # %% [markdown]
-# So each operation of our engine will store one small function, its **VJP closure**: given
-# the output gradient `g` (an array shaped like the output), it returns the gradient for each
-# parent (arrays shaped like the parents). For `y = a * b` the closure returns
-# `(g * b, g * a)`. Where a `Var` kept numbers (`local_grads`), a `Tensor` keeps a function.
+# So each operation stores one small function, its **VJP closure**: given the output gradient
+# `g`, it returns one gradient per parent, shaped like that parent. For `y = a * b` it returns
+# `(g * b, g * a)`. Where a `Var` kept numbers, a `Tensor` keeps a function.
 
 # %% [markdown]
 # ## 4. The `Tensor` class
@@ -125,15 +113,32 @@ print("g * (1 - y**2) =", (g * (1 - y**2)).round(4))
 # | `parents` | a tuple of the tensors this one was computed from (empty for an input) |
 # | `vjp` | the closure: `vjp(g)` returns a tuple with one gradient per parent (`None` for an input) |
 #
+# Section 1's `c = a * b + tanh(a)`, drawn by `graph.draw` with the course's reference
+# `Tensor` (the one you are about to write):
+
+# %% tags=["demo"]
+RefTensor = reference(1, "Tensor")      # lesson 1's Tensor, finished: for the pictures
+a, b = RefTensor([2.0, 1.0]), RefTensor([-3.0, 0.5])
+c = a * b + a.tanh()
+graph.draw(c, names={a: "a", b: "b", c: "c"})
+plt.show()
+
+# %% [markdown]
 # ### Exercise 1.1 · the constructor
 #
 # Write `__init__`. Convert `data` to a float64 array, so that `Tensor([1, 2])` and
-# `Tensor(3)` work, and so that integer data can still carry a gradient.
+# `Tensor(3)` work and integer data can carry a gradient.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1 · the idea</summary>
 #
-# `np.asarray(data, dtype=np.float64)` converts lists, numbers and integer arrays. A new
-# tensor has no gradient yet (`None`), and `tuple(parents)` stores the parents as a tuple.
+# Store the four attributes of the table. Only `data` needs converting; what does a new
+# tensor's gradient start as?
+#
+# </details>
+# <details><summary>Hint 2 · the details</summary>
+#
+# `np.asarray(data, dtype=np.float64)` converts lists, numbers and integer arrays; `grad`
+# starts as `None`; store `tuple(parents)` and `vjp` as given.
 #
 # </details>
 
@@ -162,16 +167,11 @@ checks.lesson1.tensor_class(Tensor)
 # %% [markdown]
 # ### Why the closure takes the output gradient as an argument
 #
-# The closure could instead reach the gradient through the output tensor, as
-# `lambda: out.grad * ...`. Then the output holds its closure, and the closure holds the
-# output: a **reference cycle**. Python frees most objects the moment their last reference
-# goes (reference counting), but an object in a cycle always has a reference, so it waits for
-# the garbage collector, which runs only now and then. Until it does, every array the graph
-# saved stays in memory.
-#
-# Our closures take `g` as an argument and keep only arrays, never their output. References
-# then point one way, from a tensor to its parents, and the graph is freed as soon as you drop
-# the last tensor of it. Here is the difference on a toy node holding 8 MB:
+# A closure could reach the gradient through its output, `lambda: out.grad * ...`. Then the
+# output holds its closure and the closure holds the output: a **reference cycle**, which
+# reference counting never frees; it waits for the garbage collector, and every array the
+# graph saved waits with it. Our closures take `g` as an argument and keep only arrays, so the
+# graph is freed the moment its last tensor goes. The difference, on a node holding 8 MB:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -203,34 +203,39 @@ print("... after gc.collect():               ", leaked() is None)
 gc.enable()
 
 # %% [markdown]
-# (Lesson 4 measures what this costs in a real training loop.)
-#
 # ## 5. Ordering the graph without recursion
 #
-# `backward()` must call each closure once, and only after the node's gradient is complete,
-# that is, after every use of the node has passed its share back. That holds if we visit the
-# nodes in reverse **topological order**: a list in which every tensor comes after all its
-# parents.
+# `backward()` must call each closure once, after every use of its node has passed its share
+# back: it visits the nodes in reverse **topological order** (every tensor after all its
+# parents). Recursion stops at about 1,000 nested calls, so we use a loop and our own stack.
 #
-# A recursive depth-first search builds that list in four lines, but Python stops recursing
-# after about 1,000 nested calls, and a long chain of operations (an unrolled loop, say) is deeper
-# than that. So we use a loop and an explicit stack.
-#
+# The hard case is a **shortcut**: in `z = a * tanh(a)`, `a` is a parent of `z` directly and
+# through `tanh(a)`. The numbers show the order `backward()` must visit: `z`, `tanh(a)`, then
+# `a`, once both uses of `a` have passed their gradient back.
+
+# %% tags=["demo"]
+a = RefTensor([0.5, -1.0])
+z = a * a.tanh()
+graph.draw(z, order=True, names={a: "a", z: "z"}, title="z = a * tanh(a): the order of backward")
+plt.show()
+
+# %% [markdown]
 # ### Exercise 1.2 · `topological_order(root)`
 #
 # Return a list of every tensor `root` depends on (`root` included), each exactly once, each
-# after all of its parents. Do not recurse. A tensor may be reached along many paths: add it
-# only once.
+# after all of its parents, without recursion.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1 · the idea</summary>
 #
-# Keep a stack of pairs `(node, parents_done)`, starting with `[(root, False)]`, and a set of
-# `id`s already visited. Pop a pair. If `parents_done` is true, every parent is already in the
-# list: append the node. Otherwise, if the node was visited already, skip it; else mark it
-# visited, push `(node, True)` back, then push `(parent, False)` for each parent not visited
-# yet. The node is popped again after all its parents. Mark a node when you *pop* it, not when
-# you push it: in `z = a * tanh(a)`, `a` is pushed by `z` first, but must still come before
-# `tanh(a)`.
+# A depth-first walk with your own stack: push a node back *below* its parents, flagged
+# "parents done", so it is popped again after them. A set of `id`s remembers expanded nodes.
+#
+# </details>
+# <details><summary>Hint 2 · the steps</summary>
+#
+# Start with `[(root, False)]`. Pop `(node, parents_done)`: if `parents_done`, append the
+# node; else, unless visited, mark it visited, push `(node, True)`, then `(parent, False)`
+# for each parent not visited. Mark a node when you *pop* it, not when you push it.
 #
 # </details>
 
@@ -262,26 +267,29 @@ checks.lesson1.topological_order(topological_order)
 # %% [markdown]
 # ## 6. The backward pass
 #
-# With the order in hand, `backward()` is the chain rule, run once per node:
+# `backward()` is the chain rule, run once per node:
 #
-# 1. the output's gradient with respect to itself is one everywhere: `np.ones_like(data)`;
+# 1. seed the output: its gradient with respect to itself is `np.ones_like(data)`;
 # 2. go through `reversed(topological_order(self))`, the output first;
 # 3. for a node with a closure, call `node.vjp(node.grad)` and hand each returned gradient to
 #    the matching parent.
 #
-# A tensor used twice (as in `x * x`, or `x` in both `a = x * w` and `b = x + 1`) receives a
-# gradient from each use, and its gradient is their **sum**: add to what is there instead of
-# overwriting it. Gradients also add up over several `backward()` calls, as in PyTorch;
-# lesson 3 shows why optimizers zero them.
+# A tensor used twice (as `a` above) gets a gradient from each use; its gradient is their
+# **sum**. Gradients also add up over `backward()` calls, as in PyTorch.
 #
 # ### Exercise 1.3 · `backward(self)`
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1 · the idea</summary>
 #
-# For each parent and its gradient `pg` (use `zip(node.parents, grads)`): if `parent.grad` is
-# `None`, set it to `pg`; otherwise `parent.grad = parent.grad + pg`. Avoid `+=` on arrays
-# here: two tensors may share one gradient array (`add` returns `(g, g)`), and `+=` would
-# change both.
+# The three steps above, in order. Where does the first gradient come from, before any
+# closure runs? What must happen when a second gradient reaches a parent?
+#
+# </details>
+# <details><summary>Hint 2 · the details</summary>
+#
+# `self.grad = np.ones_like(self.data)`. For each parent and its gradient `pg`
+# (`zip(node.parents, grads)`): `parent.grad = pg` if it is `None`, else
+# `parent.grad = parent.grad + pg` (not `+=`: two tensors may share one gradient array).
 #
 # </details>
 
@@ -308,193 +316,163 @@ Tensor.backward = backward
 checks.lesson1.backward(backward)
 
 # %% [markdown]
-# ## 7. Operations and their VJPs
-#
-# Every operation has the same shape: compute the result on arrays, then return a `Tensor` of
-# it with the inputs as parents and a closure that maps the output gradient `g` to one
-# gradient per parent. Here is negation, done for you:
+# After `backward()` on `z = a * tanh(a)`, each tensor holds its gradient: `a`'s is the sum
+# of what it received along both paths, `tanh(a) + a * (1 - tanh(a)**2)`.
 
-# %%
-def neg(a):
-    """-a: the gradient of -x is -1, so the parent gets -g."""
-    return Tensor(-a.data, (a,), lambda g: (-g,))
+# %% tags=["demo"]
+z.backward()
+graph.draw(z, order=True, grads=True, names={a: "a", z: "z"})
+plt.show()
 
 # %% [markdown]
-# Note the comma in `(-g,)`: the closure always returns a tuple, one entry per parent. Your
-# operations follow the same pattern. In this lesson both inputs of a binary operation have
-# the same shape (lesson 2 deals with shapes that differ), so each gradient is simply an array
-# of that shape. Each check compares your forward value and both gradients, element by
-# element, with the scalar `Var`, and with finite differences of your own forward pass.
+# ## 7. Operations and their VJPs, as tables
 #
-# ### Exercise 1.4 · `add(a, b)`
+# An operation computes its result on arrays and returns a `Tensor` of it, with the inputs as
+# parents and a closure from `g` to one gradient per parent. `power(a, p)`, done for you:
+
+# %%
+def power(a, p):
+    """a ** p: d(x**p)/dx = p * x**(p - 1), so the parent gets g times that."""
+    out = Tensor(a.data**p, (a,), lambda g: (g * p * a.data ** (p - 1),))
+    out.op = "power"                  # a label for graph.draw
+    return out
+
+# %% [markdown]
+# The closure always returns a tuple, one entry per parent (note the comma). Only the formula
+# changes from one operation to the next, so the operations below are built once, from a
+# table of formulas you fill in. Both inputs have the same shape here (lesson 2 lifts that).
 #
-# <details><summary>Hint</summary>
+# ### Exercise 1.4 · the binary operations
 #
-# `d(a + b)/da = 1` and `d(a + b)/db = 1`: each parent gets `g` as it is.
+# | operation | forward | gradient for `a` | gradient for `b` |
+# |---|---|---|---|
+# | `add` | $a + b$ | $g$ | $g$ |
+# | `sub` | $a - b$ | $g$ | $-g$ |
+# | `mul` | $a b$ | $g\, \partial(ab)/\partial a$ | $g\, \partial(ab)/\partial b$ |
+# | `div` | $a / b$ | $g\, \partial(a/b)/\partial a$ | $g\, \partial(a/b)/\partial b$ |
+#
+# Fill in `binary_vjps()`: for each operation, a function of `g` and the input *arrays* `a`
+# and `b` returning the pair of gradients. The code below it builds the operations.
+#
+# <details><summary>Hint 1 · the idea</summary>
+#
+# Elementwise, an input's gradient is `g` times the derivative of the output with respect to
+# that input, the other input held fixed.
+#
+# </details>
+# <details><summary>Hint 2 · the derivatives</summary>
+#
+# $\partial(ab)/\partial a = b$, $\partial(ab)/\partial b = a$;
+# $\partial(a/b)/\partial a = 1/b$, $\partial(a/b)/\partial b = -a/b^2$.
 #
 # </details>
 
 # %% tags=["exercise:1.4"]
-def add(a, b):
+def binary_vjps():
+    """The backward rule of each binary operation: (g, a, b) -> (gradient for a, for b)."""
     ### BEGIN SOLUTION
-    return Tensor(a.data + b.data, (a, b), lambda g: (g, g))
+    return {
+        "add": lambda g, a, b: (g, g),
+        "sub": lambda g, a, b: (g, -g),
+        "mul": lambda g, a, b: (g * b, g * a),
+        "div": lambda g, a, b: (g / b, -g * a / b**2),
+    }
     ### END SOLUTION
 
+
+def binary(name, forward):
+    """The operation `name`: `forward` on the arrays, backward by the rule in the table."""
+    def operation(a, b):
+        vjp = binary_vjps()[name]
+        out = Tensor(forward(a.data, b.data), (a, b), lambda g: vjp(g, a.data, b.data))
+        out.op = name                 # a label for graph.draw
+        return out
+    return operation
+
+
+add, sub = binary("add", np.add), binary("sub", np.subtract)
+mul, div = binary("mul", np.multiply), binary("div", np.divide)
+
 # %% tags=["check:1.4"]
-checks.lesson1.add(add)
+checks.lesson1.binary_ops(add, sub, mul, div)
 
 # %% [markdown]
-# ### Exercise 1.5 · `sub(a, b)`
+# ### Exercise 1.5 · the unary operations
 #
-# <details><summary>Hint</summary>
+# The same with one input. The rule gets the input array `x` and the output array `y`
+# (computed once, in the forward pass), for derivatives easiest to write with `y`.
 #
-# `a - b` moves up with `a` and down with `b`: the gradients are `g` and `-g`.
+# | operation | forward | derivative |
+# |---|---|---|
+# | `exp` | $e^x$ | $e^x$ |
+# | `log` | $\log x$ | $1/x$ |
+# | `tanh` | $\tanh x$ | $1 - \tanh^2 x$ |
+# | `relu` | $\max(x, 0)$ | 1 where $x > 0$, else 0 (at exactly 0 too, as in PyTorch) |
+#
+# <details><summary>Hint 1 · the idea</summary>
+#
+# The gradient is `g` times the derivative, elementwise. Which derivatives can use `y`?
+#
+# </details>
+# <details><summary>Hint 2 · the formulas</summary>
+#
+# `exp`: `g * y`; `log`: `g / x`; `tanh`: `g * (1 - y**2)`; `relu`: `g` where `x > 0`, else 0
+# (`np.where`).
 #
 # </details>
 
 # %% tags=["exercise:1.5"]
-def sub(a, b):
+def unary_vjps():
+    """The backward rule of each unary operation: (g, x, y) -> the gradient for x."""
     ### BEGIN SOLUTION
-    return Tensor(a.data - b.data, (a, b), lambda g: (g, -g))
+    return {
+        "exp": lambda g, x, y: g * y,
+        "log": lambda g, x, y: g / x,
+        "tanh": lambda g, x, y: g * (1 - y**2),
+        "relu": lambda g, x, y: np.where(x > 0, g, 0.0),
+    }
     ### END SOLUTION
+
+
+def unary(name, forward):
+    """The operation `name`: y = forward(x), backward by the rule in the table."""
+    def operation(a):
+        vjp = unary_vjps()[name]
+        y = forward(a.data)
+        out = Tensor(y, (a,), lambda g: (vjp(g, a.data, y),))
+        out.op = name
+        return out
+    return operation
+
+
+exp, log, tanh = unary("exp", np.exp), unary("log", np.log), unary("tanh", np.tanh)
+relu = unary("relu", lambda x: np.maximum(x, 0.0))
 
 # %% tags=["check:1.5"]
-checks.lesson1.sub(sub)
-
-# %% [markdown]
-# ### Exercise 1.6 · `mul(a, b)`
-#
-# <details><summary>Hint</summary>
-#
-# Elementwise, `d(a * b)/da = b` and `d(a * b)/db = a`: each input's gradient is `g` times
-# the *other* input's data.
-#
-# </details>
-
-# %% tags=["exercise:1.6"]
-def mul(a, b):
-    ### BEGIN SOLUTION
-    return Tensor(a.data * b.data, (a, b), lambda g: (g * b.data, g * a.data))
-    ### END SOLUTION
-
-# %% tags=["check:1.6"]
-checks.lesson1.mul(mul)
-
-# %% [markdown]
-# ### Exercise 1.7 · `div(a, b)`
-#
-# <details><summary>Hint</summary>
-#
-# `d(a / b)/da = 1 / b` and `d(a / b)/db = -a / b**2`.
-#
-# </details>
-
-# %% tags=["exercise:1.7"]
-def div(a, b):
-    ### BEGIN SOLUTION
-    return Tensor(a.data / b.data, (a, b),
-                  lambda g: (g / b.data, -g * a.data / b.data**2))
-    ### END SOLUTION
-
-# %% tags=["check:1.7"]
-checks.lesson1.div(div)
-
-# %% [markdown]
-# ### Exercise 1.8 · `power(a, p)`
-#
-# Here `p` is a plain Python number (as in `x ** 2`), not a tensor: it is not a parent and
-# gets no gradient, so the closure returns a tuple with one entry.
-#
-# <details><summary>Hint</summary>
-#
-# `d(x**p)/dx = p * x**(p - 1)`.
-#
-# </details>
-
-# %% tags=["exercise:1.8"]
-def power(a, p):
-    ### BEGIN SOLUTION
-    return Tensor(a.data**p, (a,), lambda g: (g * p * a.data ** (p - 1),))
-    ### END SOLUTION
-
-# %% tags=["check:1.8"]
-checks.lesson1.power(power)
-
-# %% [markdown]
-# ### Exercises 1.9 to 1.12 · `exp`, `log`, `tanh`, `relu`
-#
-# One input each. When the derivative is easiest to write with the result (`exp` and `tanh`),
-# compute the result array once, `y = ...`, and let the closure use `y`: an array, not the
-# output tensor.
-#
-# <details><summary>Hint</summary>
-#
-# - `exp`: the derivative of `exp(x)` is `exp(x)`, so the gradient is `g * y`;
-# - `log`: `d log(x)/dx = 1 / x`;
-# - `tanh`: `d tanh(x)/dx = 1 - tanh(x)**2`, so the gradient is `g * (1 - y**2)`;
-# - `relu`: `max(x, 0)` passes `g` where `x > 0` and 0 elsewhere: `np.where(a.data > 0, g, 0.0)`.
-#
-# </details>
-
-# %% tags=["exercise:1.9"]
-def exp(a):
-    ### BEGIN SOLUTION
-    y = np.exp(a.data)
-    return Tensor(y, (a,), lambda g: (g * y,))
-    ### END SOLUTION
-
-# %% tags=["check:1.9"]
-checks.lesson1.exp(exp)
-
-# %% tags=["exercise:1.10"]
-def log(a):
-    ### BEGIN SOLUTION
-    return Tensor(np.log(a.data), (a,), lambda g: (g / a.data,))
-    ### END SOLUTION
-
-# %% tags=["check:1.10"]
-checks.lesson1.log(log)
-
-# %% tags=["exercise:1.11"]
-def tanh(a):
-    ### BEGIN SOLUTION
-    y = np.tanh(a.data)
-    return Tensor(y, (a,), lambda g: (g * (1 - y**2),))
-    ### END SOLUTION
-
-# %% tags=["check:1.11"]
-checks.lesson1.tanh(tanh)
-
-# %% tags=["exercise:1.12"]
-def relu(a):
-    ### BEGIN SOLUTION
-    return Tensor(np.maximum(a.data, 0.0), (a,), lambda g: (np.where(a.data > 0, g, 0.0),))
-    ### END SOLUTION
-
-# %% tags=["check:1.12"]
-checks.lesson1.relu(relu)
+checks.lesson1.unary_ops(exp, log, tanh, relu)
 
 # %% [markdown]
 # ## 8. Your engine at work
 #
-# Attach the operations to the class so that ordinary Python syntax builds the graph:
-# `a * b` calls `Tensor.__mul__(a, b)`, which is your `mul`.
+# Attached to the class, the operations let Python syntax build the graph: `a * b` calls
+# `Tensor.__mul__(a, b)`, your `mul`.
 
 # %%
 Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = add, sub, mul
-Tensor.__truediv__, Tensor.__pow__, Tensor.__neg__ = div, power, neg
+Tensor.__truediv__, Tensor.__pow__ = div, power
 Tensor.exp, Tensor.log, Tensor.tanh, Tensor.relu = exp, log, tanh, relu
 
 # %% [markdown]
-# A small neuron on four inputs at once: `y = tanh(w * x + b) ** 2 / (1 + exp(x))`, where
-# `w` appears twice. Compare every gradient with the scalar `Var`, run once per element.
+# A small neuron on four inputs at once, `w` used twice; every gradient is compared with the
+# scalar `Var`, run once per element.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-x = Tensor([-1.5, -0.2, 0.3, 2.0])
-w = Tensor([0.8, -1.1, 0.4, 0.9])
-b = Tensor([0.1, 0.1, 0.1, 0.1])
-one = Tensor([1.0, 1.0, 1.0, 1.0])
+demo = yours_or_reference("1.1", "1.2", "1.3", "1.4", "1.5", Tensor=Tensor)
+x = demo.Tensor([-1.5, -0.2, 0.3, 2.0])
+w = demo.Tensor([0.8, -1.1, 0.4, 0.9])
+b = demo.Tensor([0.1, 0.1, 0.1, 0.1])
+one = demo.Tensor([1.0, 1.0, 1.0, 1.0])
 y = (w * x + b).tanh() ** 2 / (one + x.exp()) + w.relu()
 y.backward()
 print("y      =", y.data.round(5))
@@ -512,17 +490,11 @@ print("every value and gradient matches the scalar engine")
 # %% [markdown]
 # ## Summary
 #
-# - A tensor engine is the scalar engine with arrays at the nodes: the graph is the same, but
-#   one node now does the work of thousands, in NumPy's compiled loops.
+# - A tensor engine is the scalar engine with arrays at the nodes.
 # - An operation stores a **VJP closure**, a formula in the output gradient `g` and saved
-#   arrays. For an elementwise operation it is `g` times the elementwise derivative; no
-#   Jacobian is ever built.
-# - The closure takes `g` as an argument and never refers to its output tensor, so the graph
-#   has no reference cycles and is freed as soon as it is no longer used.
+#   arrays; it never refers to its output, so the graph has no reference cycles.
 # - `backward()` seeds the output with ones, visits the graph in reverse topological order
-#   (built with an explicit stack, so depth is no problem), calls each closure once, and
-#   *adds* the gradients that reach a tensor from its different uses.
+#   (an explicit stack, no recursion), and *adds* the gradients from a tensor's uses.
 #
-# **Next:** in lesson 2 the shapes of the two inputs may differ. You will write the backward
-# rules of matrix products, sums, reshapes and broadcasting, and a cross-entropy that cannot
-# overflow, on top of `minigrad`'s engine, which works the way yours does.
+# **Next:** lesson 2, where the inputs' shapes may differ: matrix products, sums, reshapes,
+# broadcasting and a cross-entropy that cannot overflow, on `minigrad`'s engine.

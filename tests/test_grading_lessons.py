@@ -35,10 +35,10 @@ pytestmark = [pytest.mark.skipif(not RELEASED, reason="no released lessons yet "
 #: Each replaces ``old`` by ``new`` in the solution's exercise cell and must cost exactly
 #: that exercise.
 PLANTED = {
-    1: [("mul_vjp_sign", "1.6", "lambda g: (g * b.data, g * a.data)",
-         "lambda g: (g * b.data, -g * a.data)"),
+    1: [("mul_vjp_sign", "1.4", '"mul": lambda g, a, b: (g * b, g * a)',
+         '"mul": lambda g, a, b: (g * b, -g * a)'),
         ("backward_overwrites", "1.3", "parent.grad = parent.grad + pg", "parent.grad = pg"),
-        ("tanh_forgets_square", "1.11", "g * (1 - y**2)", "g * (1 - y)"),
+        ("tanh_forgets_square", "1.5", "g * (1 - y**2)", "g * (1 - y)"),
         ("topo_children_first", "1.2", "order.append(node)", "order.insert(0, node)")],
     2: [("matmul_vjp_sign", "2.1", "(g @ w.T, x.T @ g)", "(g @ w.T, -(x.T @ g))"),
         ("sum_forgets_the_axis", "2.2", "g = np.expand_dims(g, axis)", "g = g"),

@@ -1,6 +1,8 @@
 """Checks for lesson 1, "From scalars to tensors".
 
-The student writes a ``Tensor`` class, ``topological_order``, ``backward`` and nine operations.
+The student writes a ``Tensor`` class, ``topological_order``, ``backward`` and the backward
+rules of eight operations, in two tables (exercise 1.4: add, sub, mul, div; 1.5: exp, log,
+tanh, relu), each checked by :func:`binary_ops` and :func:`unary_ops`.
 Each check puts the one piece it is given into a *reference scaffold* defined here (a reference
 ``Tensor``, reference operations, a reference topological order), so a mistake costs only its
 own exercise: a broken ``mul`` fails the ``mul`` check and nothing else.
@@ -27,23 +29,21 @@ from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, 
                                     with_globals)
 from minigrad.course.scalar import Var
 
-__all__ = ["EXERCISES", "tensor_class", "topological_order", "backward", "add", "sub", "mul",
-           "div", "power", "exp", "log", "tanh", "relu", "ReferenceTensor"]
+__all__ = ["EXERCISES", "tensor_class", "topological_order", "backward", "binary_ops",
+           "unary_ops", "add", "sub", "mul", "div", "power", "exp", "log", "tanh", "relu",
+           "ReferenceTensor"]
 
 EXERCISES = {
     "1.1": {"title": "A Tensor: data, grad, parents and a backward closure", "points": 1},
     "1.2": {"title": "topological_order without recursion", "points": 2},
     "1.3": {"title": "backward: run every closure once, add up the gradients", "points": 2},
-    "1.4": {"title": "add", "points": 1},
-    "1.5": {"title": "sub", "points": 1},
-    "1.6": {"title": "mul", "points": 1},
-    "1.7": {"title": "div", "points": 1},
-    "1.8": {"title": "power (x ** p for a number p)", "points": 1},
-    "1.9": {"title": "exp", "points": 1},
-    "1.10": {"title": "log", "points": 1},
-    "1.11": {"title": "tanh", "points": 1},
-    "1.12": {"title": "relu", "points": 1},
+    "1.4": {"title": "The backward rules of add, sub, mul and div (a table)", "points": 3},
+    "1.5": {"title": "The backward rules of exp, log, tanh and relu (a table)", "points": 3},
 }
+
+#: The operations each table exercise covers, in the order the check takes them.
+BINARY = ("add", "sub", "mul", "div")
+UNARY = ("exp", "log", "tanh", "relu")
 
 
 # A chain deeper than Python's recursion limit (1000 in a fresh interpreter; the checks hold
@@ -840,46 +840,85 @@ def _op_split(name: str) -> Split:
                                "left unchanged")
 
 
+def _group_split(names: tuple[str, ...]) -> Split:
+    """One check for several operations of a table: each is run and judged as on its own."""
+    def probe(rng: np.random.Generator | None) -> dict[str, Any]:
+        return {name: _op_probe(name, rng) for name in names}
+
+    def run(probes: dict[str, Any], *operations: Callable) -> dict[str, Any]:
+        if len(operations) != len(names):
+            fail(f"check of {', '.join(names)}", f"expected {len(names)} operations "
+                 f"({', '.join(names)}); got {len(operations)}", "pass them in that order")
+        return {name: _op_run(probes[name], fn) for name, fn in zip(names, operations)}
+
+    def judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
+        if not isinstance(outputs, dict) or set(outputs) != set(names):
+            fail(f"check of {', '.join(names)}", f"expected results for {names}; got "
+                 f"{show(outputs)}")
+        for name in names:
+            _op_judge(probes[name], outputs[name])
+        return (f"{', '.join(names)}: forward values and the gradient of every input agree "
+                "with the scalar engine element by element and with finite differences "
+                "(shapes (3,), (2, 3) and ()" + (", relu at exactly 0 too)" if "relu" in names
+                                                 else ")"))
+    return Split(probe=probe, run=run, judge=judge,
+                 self_reported="each output's parents and closure, no reference cycle, inputs "
+                               "left unchanged")
+
+
+@exercise("1.4", split=_group_split(BINARY))
+def binary_ops(add: Callable, sub: Callable, mul: Callable, div: Callable) -> None:
+    """Exercise 1.4: ``add``, ``sub``, ``mul`` and ``div``, built from the table of rules."""
+
+
+@exercise("1.5", split=_group_split(UNARY))
+def unary_ops(exp: Callable, log: Callable, tanh: Callable, relu: Callable) -> None:
+    """Exercise 1.5: ``exp``, ``log``, ``tanh`` and ``relu``, built from the table of rules."""
+
+
+# One operation at a time (each records under the exercise whose table holds it).
+
+
 @exercise("1.4", split=_op_split("add"))
 def add(add: Callable) -> None:
-    """Exercise 1.4: ``add(a, b)``."""
+    """Part of exercise 1.4: ``add(a, b)`` alone."""
 
 
-@exercise("1.5", split=_op_split("sub"))
+@exercise("1.4", split=_op_split("sub"))
 def sub(sub: Callable) -> None:
-    """Exercise 1.5: ``sub(a, b)``."""
+    """Part of exercise 1.4: ``sub(a, b)`` alone."""
 
 
-@exercise("1.6", split=_op_split("mul"))
+@exercise("1.4", split=_op_split("mul"))
 def mul(mul: Callable) -> None:
-    """Exercise 1.6: ``mul(a, b)``."""
+    """Part of exercise 1.4: ``mul(a, b)`` alone."""
 
 
-@exercise("1.7", split=_op_split("div"))
+@exercise("1.4", split=_op_split("div"))
 def div(div: Callable) -> None:
-    """Exercise 1.7: ``div(a, b)``."""
+    """Part of exercise 1.4: ``div(a, b)`` alone."""
 
 
-@exercise("1.8", split=_op_split("power"))
+@exercise("1.5", split=_op_split("power"))
 def power(power: Callable) -> None:
-    """Exercise 1.8: ``power(a, p)`` for a Python number ``p`` (inputs kept positive)."""
+    """``power(a, p)`` for a Python number ``p`` (inputs kept positive; the lesson gives it)."""
 
 
-@exercise("1.9", split=_op_split("exp"))
+@exercise("1.5", split=_op_split("exp"))
 def exp(exp: Callable) -> None:
-    """Exercise 1.9: ``exp(a)``."""
+    """Part of exercise 1.5: ``exp(a)`` alone."""
 
 
-@exercise("1.10", split=_op_split("log"))
+@exercise("1.5", split=_op_split("log"))
 def log(log: Callable) -> None:
-    """Exercise 1.10: ``log(a)`` (inputs kept positive)."""
+    """Part of exercise 1.5: ``log(a)`` alone (inputs kept positive)."""
 
 
-@exercise("1.11", split=_op_split("tanh"))
+@exercise("1.5", split=_op_split("tanh"))
 def tanh(tanh: Callable) -> None:
-    """Exercise 1.11: ``tanh(a)``."""
+    """Part of exercise 1.5: ``tanh(a)`` alone."""
 
 
-@exercise("1.12", split=_op_split("relu"))
+@exercise("1.5", split=_op_split("relu"))
 def relu(relu: Callable) -> None:
-    """Exercise 1.12: ``relu(a)`` (no input exactly at 0)."""
+    """Part of exercise 1.5: ``relu(a)`` alone (inputs exactly at 0 included)."""
