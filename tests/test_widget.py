@@ -57,10 +57,11 @@ def index_of(grid, k):
 
 def test_starts_with_both_views_computed(w):
     assert w.view == "forward" and w.error is None and w.result_shape == (3, 4)
-    assert set(w.data["views"]) == {"forward", "backward"} and w.data["error"] == ""
+    assert set(w.current["views"]) == {"forward", "backward"} and w.data["error"] == ""
+    assert set(w.data["ops"]) == {"+", "-", "*", "/"}  # switching operators needs no kernel
     assert w.revision >= 1
-    assert "A (3, 1) + B (1, 4) → result (3, 4)." in notes(w.data)
-    assert "A (3, 1) is stretched along axis 1 (1 → 4)" in notes(w.data)
+    assert "A (3, 1) + B (1, 4) → result (3, 4)." in notes(w.current)
+    assert "A (3, 1) is stretched along axis 1 (1 → 4)" in notes(w.current)
     json.dumps(w.data)  # plain data: it goes to the browser as JSON
 
 
@@ -68,9 +69,22 @@ def test_changing_a_trait_recomputes(w):
     revision = w.revision
     w.shape_a = "(2, 3, 1)"
     assert w.result_shape == (2, 3, 4) and w.revision == revision + 1
-    assert "gets new leading axis 0" in notes(w.data)  # B (1, 4) gains an axis
+    assert "gets new leading axis 0" in notes(w.current)  # B (1, 4) gains an axis
     w.op = "*"
-    assert grids(w.data)["C"]["title"] == "C = A × B (2, 3, 4)"
+    assert grids(w.current)["C"]["title"] == "C = A × B (2, 3, 4)"
+
+
+def test_operators_switch_without_recomputing_up_to_a_size(w):
+    revision = w.revision
+    w.op = "/"
+    assert w.revision == revision and grids(w.current)["C"]["title"] == "C = A ÷ B (3, 4)"
+    w.shape_a = "200000,1"  # past ALL_OPS_UP_TO: only the current operator is computed
+    assert set(w.data["ops"]) == {"/"}
+    revision = w.revision
+    w.op = "*"
+    assert w.revision == revision + 1 and set(w.data["ops"]) == {"*"}
+    w.op = "@"  # the matrix product is computed on its own
+    assert set(w.data["ops"]) == {"@"} and "takes two 2-D shapes" not in str(w.error)
 
 
 def test_the_view_switches_without_recomputing(w):
@@ -200,13 +214,13 @@ def test_forward_steps_walk_the_result_cells():
 
 def test_typed_gradient_is_used(w):
     w.upstream, w.typed = "typed", "1, 2, 3, 4, 0, 0, 0, 0, -1, 1/2, 0, 0"
-    b = grids(w.data, "backward")
+    b = grids(w.current, "backward")
     assert w.error is None
     np.testing.assert_allclose(values(b["A.grad"]).ravel(), [10, 0, -0.5])
     assert b["A.grad"]["cells"][0]["info"] == "A.grad[0, 0] = 1 + 2 + 3 + 4 = 10"
     assert b["A.grad"]["cells"][2]["info"] == "A.grad[2, 0] = (−1) + 1/2 + 0 + 0 = −1/2"
     w.typed = "2"  # one number for every cell
-    np.testing.assert_allclose(values(grids(w.data, "backward")["B.grad"]), [[6, 6, 6, 6]])
+    np.testing.assert_allclose(values(grids(w.current, "backward")["B.grad"]), [[6, 6, 6, 6]])
 
 
 @pytest.mark.parametrize("typed, expected", [
@@ -217,7 +231,7 @@ def test_typed_gradient_is_used(w):
 ])
 def test_a_bad_typed_gradient_is_an_error_state(w, typed, expected):
     w.upstream, w.typed = "typed", typed
-    assert expected in w.error and w.data["error"] == w.error and w.data["views"]
+    assert expected in w.error and w.data["error"] == w.error and w.data["ops"]
 
 
 def test_typing_is_refused_for_results_too_big_to_draw(w):
@@ -237,11 +251,11 @@ def test_parse_gradient():
 
 def test_big_shapes_keep_their_real_shapes_and_counts(w):
     w.shape_a = "100000,1"
-    assert w.result_shape == (100000, 4) and w.data["computed_at"] == "real"
-    f, b = grids(w.data), grids(w.data, "backward")
+    assert w.result_shape == (100000, 4) and w.current["computed_at"] == "real"
+    f, b = grids(w.current), grids(w.current, "backward")
     assert f["C"]["shape"] == [8, 4] and f["C"]["real"] == [100000, 4]
     assert f["A"]["cut"] == "showing 8 of 100000 rows" and f["B"]["cut"] == ""
-    text = notes(w.data, "backward")
+    text = notes(w.current, "backward")
     assert "A.grad has A's shape (100000, 1)" in text
     assert "each cell adds up what the 100000 result cells that read it sent back" in text
     assert "the picture draws 8 of them" in text
@@ -249,7 +263,7 @@ def test_big_shapes_keep_their_real_shapes_and_counts(w):
     # B.grad is the engine's sum over all 100000 rows, not over the 8 drawn
     assert [c["v"] for c in b["B.grad"]["cells"]] == ["100000"] * 4
     assert b["B.grad"]["cells"][0]["info"].endswith("+ … (100000 terms, 8 drawn) = 100000")
-    assert "(100000, 1)" in w.data["views"]["forward"]["alt"]
+    assert "(100000, 1)" in w.current["views"]["forward"]["alt"]
 
 
 def test_past_the_limit_the_engine_runs_on_the_drawn_cells_and_says_so():
@@ -322,17 +336,17 @@ BAD = [
 
 @pytest.mark.parametrize("shape_a, shape_b, expected", BAD)
 def test_bad_input_keeps_the_last_picture_marked_stale(w, shape_a, shape_b, expected):
-    good = w.data["views"]
+    good = w.data["ops"]
     w.shape_a, w.shape_b = shape_a, shape_b  # must not raise
     assert expected in w.error and w.data["error"] == w.error
     assert "Something went wrong" not in w.error
     assert w.result_shape is None
-    assert w.data["views"] == good  # the browser greys this out and disables the button
+    assert w.data["ops"] == good  # the browser greys this out and disables the button
 
 
 def test_bad_shapes_at_construction_give_a_message_and_no_picture():
     w = BroadcastBackward(shape_a="3,x", shape_b="4")
-    assert "'x' is not a whole number" in w.error and w.data["views"] == {}
+    assert "'x' is not a whole number" in w.error and w.data["ops"] == {}
     assert w.png() == b""
     w.shape_a = "3,1"
     assert w.result_shape == (3, 4) and w.error is None

@@ -7,7 +7,9 @@
 //
 // The model's traits: shape_a, shape_b, op, upstream, typed (set here, read by Python);
 // view (forward/backward, changed here without a round trip); data, presets and revision
-// (set by Python; revision grows by one on every recomputation).
+// (set by Python; revision grows by one on every recomputation). data.ops maps an operator to
+// its picture; when Python has sent the picture of an operator already, switching to it is
+// drawn at once, with no round trip to the kernel.
 
 const SVG = "http://www.w3.org/2000/svg";
 const CELL = 48;      // a cell is CELL x CELL pixels
@@ -144,7 +146,11 @@ function render({model, el: root}) {
   const drawTimes = [];       // the time draw() itself took, ms
 
   const data = () => model.get("data") || {};
-  const current = () => (data().views || {})[model.get("view")];
+  const picked = () => (data().ops || {})[model.get("op")];  // this operator's picture
+  const current = () => ((picked() || {}).views || {})[model.get("view")];
+  // what is drawn now: a new revision, operator or view means drawing again
+  const key = () => [model.get("revision"), model.get("op"), model.get("view"), failed()].join("/");
+  let drawnKey = "";
   const failed = () => Boolean(data().error);
 
   // --- sending changes to Python ------------------------------------------------------------
@@ -155,10 +161,28 @@ function render({model, el: root}) {
     for (const [key, value] of Object.entries(changes)) model.set(key, value);
     model.save_changes();
   }
-  const onShape = () => send({shape_a: shapeA.value, shape_b: shapeB.value});
+  const onShape = () => {
+    if (shapeA.value === model.get("shape_a") && shapeB.value === model.get("shape_b")) return;
+    send({shape_a: shapeA.value, shape_b: shapeB.value});
+  };
   shapeA.addEventListener("change", onShape);
   shapeB.addEventListener("change", onShape);
-  opButtons.forEach((b) => b.addEventListener("click", () => send({op: b.dataset.op})));
+  for (const box of [shapeA, shapeB, typed]) {  // keys typed here are not notebook shortcuts
+    box.addEventListener("keydown", (event) => {
+      event.stopPropagation();
+      if (event.key === "Enter") box.dispatchEvent(new Event("change"));
+    });
+  }
+  opButtons.forEach((b) => b.addEventListener("click", () => {
+    const op = b.dataset.op;
+    if (!failed() && (data().ops || {})[op]) {  // sent already: draw it now
+      started = performance.now();
+      model.set("op", op);
+      model.save_changes();
+    } else {
+      send({op});
+    }
+  }));
   presets.addEventListener("change", () => {
     if (!presets.value) return;
     const [a, b, op] = JSON.parse(presets.value);
@@ -166,7 +190,9 @@ function render({model, el: root}) {
     send({shape_a: a, shape_b: b, op});
   });
   upstream.addEventListener("change", () => send({upstream: upstream.value, typed: typed.value}));
-  typed.addEventListener("change", () => send({upstream: "typed", typed: typed.value}));
+  typed.addEventListener("change", () => {
+    if (typed.value !== model.get("typed")) send({upstream: "typed", typed: typed.value});
+  });
   viewButton.addEventListener("click", () => {
     started = performance.now();
     model.set("view", model.get("view") === "forward" ? "backward" : "forward");
@@ -266,6 +292,7 @@ function render({model, el: root}) {
 
   // --- drawing -----------------------------------------------------------------------------
   function draw() {
+    drawnKey = key();
     stopPlaying();
     step = null;
     const d = data();
@@ -358,6 +385,8 @@ function render({model, el: root}) {
   }
   model.on("change:revision", drawn);
   model.on("change:view", drawn);
+  model.on("change:op", () => { if (picked()) drawn(); });  // else wait for the new data
+  model.on("change:data", () => { if (picked() && key() !== drawnKey) drawn(); });
   draw();
   return () => stopPlaying();  // anywidget calls this when the view is removed
 }

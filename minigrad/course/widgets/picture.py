@@ -26,6 +26,7 @@ real index, such as ``A.grad[0, 3]``, so no two cells look alike; sentences use 
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from fractions import Fraction
@@ -62,7 +63,11 @@ def format_number(x: float) -> str:
     >>> format_number(4.0), format_number(-0.25), format_number(1.0666666666666667)
     ('4', '−1/4', '16/15')
     """
-    x = float(x)
+    return _format(float(x))
+
+
+@functools.lru_cache(maxsize=4096)  # a picture writes the same few numbers many times
+def _format(x: float) -> str:
     if abs(x - round(x)) < 1e-9:
         text = str(int(round(x)))
     else:
@@ -85,7 +90,11 @@ def _cells(shape: tuple[int, ...]) -> list[Index]:
 
 
 def _flat(index: Index, shape: tuple[int, ...]) -> int:
-    return int(np.ravel_multi_index(index, shape)) if shape else 0
+    """The row-major number of a cell (as ``np.ravel_multi_index``, without its overhead)."""
+    flat = 0
+    for i, n in zip(index, shape):
+        flat = flat * n + int(i)
+    return flat
 
 
 def _cut(shown: tuple[int, ...], real: tuple[int, ...]) -> str:

@@ -13,6 +13,7 @@ without asking the kernel. This Python half only reads the controls and sends da
 from __future__ import annotations
 
 import base64
+import math
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from .shapes import PRESETS, ShapeError, cap_shapes, parse_shape
 __all__ = ["BroadcastBackward"]
 
 _HERE = Path(__file__).resolve().parent
+
+ALL_OPS_UP_TO = 100_000  # result cells up to which +, −, ×, ÷ are all computed at once
 
 # The presets the browser offers: (label, shape of A, shape of B, operator).
 _PRESETS = [[label, a, b, "+"] for label, a, b in PRESETS] + [
@@ -54,9 +57,13 @@ class BroadcastBackward(anywidget.AnyWidget):
     shape_a, shape_b, op, upstream, typed, view : str
         The controls, shared with the browser (``view`` is ``"forward"`` or ``"backward"``).
     data : dict
-        The picture the browser draws (see :mod:`minigrad.course.widgets.picture`), with
-        ``data["error"]`` set to the student's problem while the input is not usable; the
-        last good picture stays in it, and the browser greys it out.
+        What the browser draws: ``data["ops"]`` maps an operator to its picture (see
+        :mod:`minigrad.course.widgets.picture`). For shapes up to :data:`ALL_OPS_UP_TO` result
+        cells the four broadcast operators are all computed at once, so switching between them
+        needs no kernel. ``data["error"]`` holds the student's problem while the input is not
+        usable; the last good pictures stay, and the browser greys them out.
+    current : dict
+        The picture of the current operator (``{}`` when there is none).
     result_shape : tuple of int or None
         The shape of ``A op B`` (``None`` while the input is not usable).
     error : str or None
@@ -92,13 +99,19 @@ class BroadcastBackward(anywidget.AnyWidget):
         self.seed = seed
         self.result_shape: tuple[int, ...] | None = None
         self.error: str | None = None
-        self._good: dict = {}  # the last picture that worked
+        self._good: dict = {}  # the last pictures that worked ...
+        self._good_inputs: tuple = ()  # ... and the inputs they were made from
         super().__init__(shape_a=str(shape_a), shape_b=str(shape_b), op=OPERATORS.get(op, op),
                          upstream=upstream, presets=_PRESETS, **kwargs)
         self.observe(self._changed, names=["shape_a", "shape_b", "op", "upstream", "typed"])
         self.update()
 
     # --- what the buttons do ----------------------------------------------------------------
+
+    @property
+    def current(self) -> dict:
+        """The picture of the current operator, as the browser draws it (``{}`` if none)."""
+        return (self.data.get("ops") or {}).get(self.op, {})
 
     def send_back(self) -> None:
         """Show the backward picture (as the "Send back ones" button does)."""
@@ -108,7 +121,12 @@ class BroadcastBackward(anywidget.AnyWidget):
         """Show the forward picture again."""
         self.view = "forward"
 
-    def _changed(self, _change: dict) -> None:
+    def _changed(self, change: dict) -> None:
+        if (change["name"] == "op" and self.error is None and self.current
+                and self._good_inputs == (self.shape_a, self.shape_b, self.upstream, self.typed)):
+            # computed already: the browser switched without asking the kernel
+            self.result_shape = _result_shape(self.current)
+            return
         self.update()
 
     # --- computing ----------------------------------------------------------------------------
@@ -119,7 +137,7 @@ class BroadcastBackward(anywidget.AnyWidget):
             _check_op(self.op)
             shape_a = parse_shape(self.shape_a, "A")
             shape_b = parse_shape(self.shape_b, "B")
-            data = picture(shape_a, shape_b, self.op, self.upstream, self.typed, self.seed)
+            first = picture(shape_a, shape_b, self.op, self.upstream, self.typed, self.seed)
         except ShapeError as err:
             detail = ""
             if "do not broadcast" in str(err):
@@ -129,19 +147,26 @@ class BroadcastBackward(anywidget.AnyWidget):
             self._problem("Something went wrong while drawing this picture "
                           f"({type(err).__name__}: {err}). Please tell your instructor.")
         else:
-            self._good = data
+            # The picture asked for goes out at once; the other operators' follow, so that
+            # switching to them later needs no kernel (the browser redraws on ``revision``).
+            self._good = {"ops": {self.op: first}, "error": "", "error_detail": ""}
+            self._good_inputs = (self.shape_a, self.shape_b, self.upstream, self.typed)
             self.error = None
-            self.result_shape = tuple(data["views"]["forward"]["rows"][-1][-1]["real"])
+            self.result_shape = _result_shape(first)
             with self.hold_sync():
-                self.data = data
+                self.data = self._good
                 self.revision += 1
+            if self.op != "@" and math.prod(self.result_shape) <= ALL_OPS_UP_TO:
+                ops = {op: first if op == self.op else picture(
+                    shape_a, shape_b, op, self.upstream, self.typed, self.seed) for op in "+-*/"}
+                self._good = {**self._good, "ops": ops}
+                self.data = self._good
 
     def _problem(self, text: str, detail: str = "") -> None:
         self.error = text
         self.result_shape = None
         with self.hold_sync():
-            self.data = {**self._good, "views": self._good.get("views", {}), "error": text,
-                         "error_detail": detail}
+            self.data = {"ops": self._good.get("ops", {}), "error": text, "error_detail": detail}
             self.revision += 1
 
     # --- for places without JavaScript ------------------------------------------------------
@@ -157,7 +182,7 @@ class BroadcastBackward(anywidget.AnyWidget):
         if data is None:
             return None
         bundle, metadata = data if isinstance(data, tuple) else (data, {})
-        view = (self.data.get("views") or {}).get(self.view)
+        view = (self.current.get("views") or {}).get(self.view)
         bundle["text/plain"] = (f"BroadcastBackward(shape_a={self.shape_a!r}, "
                                 f"shape_b={self.shape_b!r}, op={self.op!r})"
                                 + (f"\n{view['alt']}" if view else ""))
@@ -180,6 +205,11 @@ class BroadcastBackward(anywidget.AnyWidget):
         shown_a, shown_b, _ = cap_shapes(shape_a, shape_b, self.result_shape)
         scene = make_scene(plan(shown_a, shown_b, self.op), self.seed)
         return (draw.render_backward if self.view == "backward" else draw.render_forward)(scene)
+
+
+def _result_shape(pic: dict) -> tuple[int, ...]:
+    """The real shape of the result, read from a picture (its last grid in the forward view)."""
+    return tuple(pic["views"]["forward"]["rows"][-1][-1]["real"])
 
 
 def _check_op(op: str) -> None:
