@@ -472,6 +472,19 @@ def test_engine_modules_do_not_import_numpy():
                 assert node.module.split(".")[0] not in ("numpy", "cupy"), name
 
 
+def test_load_state_dict_checks_dtypes_of_any_namespace():
+    xp = pytest.importorskip("array_api_strict")
+    model = nn.Linear(2, 1, seed=0)
+    before = model.weight.data.copy()
+    good = {"weight": xp.asarray([[1.0, 2.0]], dtype=xp.float32), "bias": xp.asarray([3])}
+    with pytest.raises(RuntimeError, match=r"dtype mismatch for 'bias': the state dict holds "
+                                           r"dtype complex128"):
+        model.load_state_dict({**good, "bias": xp.asarray([1j])})
+    np.testing.assert_array_equal(model.weight.data, before)
+    model.load_state_dict(good)  # strict arrays are copied into the model's NumPy arrays
+    assert model.weight.numpy().tolist() == [[1.0, 2.0]] and model.bias.dtype == np.float64
+
+
 def test_linear_on_array_api_strict():
     xp = pytest.importorskip("array_api_strict")
     layer = nn.Linear(3, 2, seed=0)
