@@ -59,7 +59,29 @@ UNARY = {
     "rdiv": lambda a: 2.0 / (a * a + 1.0),
     "rpow": lambda a: 2.0 ** a,
     "scalar_ops": lambda a: (a * 3.0 + 2.0 - 1.0) / 4.0,
+    # issue 12: PyTorch's elementwise operations and activations
+    "sin": lambda a: a.sin(),
+    "cos": lambda a: mg.cos(a),
+    "tan": lambda a: (a * 0.5).tan(),
+    "log1p": lambda a: (a * a).log1p(),
+    "expm1": lambda a: a.expm1(),
+    "rsqrt": lambda a: (a * a + 0.5).rsqrt(),
+    "clamp": lambda a: a.clamp(-1.0, 1.5),
+    "clip_min": lambda a: mg.clip(a, min=0.5),
+    "sign_floor_ceil_round": lambda a: a.sign() + a.floor() + mg.ceil(a) + a.round() + a,
+    "mod_scalar": lambda a: a % 0.7,
+    "masked_fill": lambda a: a.masked_fill(a.data > 1.0, 2.0),
+    "gelu": lambda a: F.gelu(a * 2),
+    "gelu_tanh": lambda a: F.gelu(a * 2, approximate="tanh"),
+    "silu": lambda a: F.silu(a),
+    "elu": lambda a: F.elu(a, alpha=0.5),
+    "softplus": lambda a: F.softplus(a * 3, beta=1.5, threshold=4.0),
+    "hardtanh": lambda a: F.hardtanh(a, -0.8, 1.2),
+    "logsigmoid": lambda a: F.logsigmoid(a * 4),
+    "x_pow_0": lambda a: a ** 0 + a,
 }
+
+AWAY_FROM_KINKS = {"relu", "leaky_relu", "abs", "elu"}
 
 
 @pytest.mark.parametrize("ns", NAMESPACES)
@@ -67,7 +89,7 @@ UNARY = {
 @given(shape=array_shapes(min_dims=0, max_dims=3, max_side=4), seed=st.integers(0, 2**16))
 def test_unary_vjp(ns, name, shape, seed):
     with namespace(ns) as xp:
-        a = make(xp, values(shape, seed, away_from_zero=name in {"relu", "leaky_relu", "abs"}))
+        a = make(xp, values(shape, seed, away_from_zero=name in AWAY_FROM_KINKS))
         check(UNARY[name], a, xp=xp)
 
 
@@ -80,6 +102,8 @@ BINARY = {
     "maximum": lambda a, b: mg.maximum(a, b),
     "minimum": lambda a, b: mg.minimum(a, b),
     "where": lambda a, b: mg.where(a.data > 0, a, b),
+    "mod": lambda a, b: a % (b * b + 0.5),
+    "pow_at_any_base": lambda a, b: (a * a + 0.5) ** (b * 0.5),
 }
 
 
@@ -114,20 +138,39 @@ def test_matmul_vjp(ns, shape_a, shape_b):
 axes = st.one_of(st.none(), st.integers(-3, 2), st.tuples(st.integers(0, 2), st.integers(0, 2)))
 
 
+REDUCTIONS = {  # minigrad's call, NumPy's answer
+    "sum": (lambda a, **k: a.sum(**k), np.sum),
+    "mean": (lambda a, **k: a.mean(**k), np.mean),
+    "max": (lambda a, **k: a.max(**k), np.max),
+    "min": (lambda a, **k: a.min(**k), np.min),
+    "var": (lambda a, **k: a.var(correction=0, **k), np.var),
+    "std": (lambda a, **k: a.std(correction=0, **k), np.std),
+    "prod": (lambda a, **k: a.prod(**k), np.prod),
+    "logsumexp": (lambda a, **k: a.logsumexp(**k),
+                  lambda x, axis, keepdims: np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))),
+}
+
+
 @pytest.mark.parametrize("ns", NAMESPACES)
-@pytest.mark.parametrize("kind", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("kind", sorted(REDUCTIONS))
 @given(shape=array_shapes(min_dims=3, max_dims=3, max_side=4), axis=axes,
-       keepdims=st.booleans(), seed=st.integers(0, 2**16))
-def test_reduction_vjp(ns, kind, shape, axis, keepdims, seed):
+       keepdims=st.booleans(), as_dim=st.booleans(), seed=st.integers(0, 2**16))
+def test_reduction_vjp(ns, kind, shape, axis, keepdims, as_dim, seed):
     if isinstance(axis, tuple) and axis[0] == axis[1]:
         axis = axis[0]
+    ours, numpys = REDUCTIONS[kind]
+    # dim=/keepdim= (PyTorch) and axis=/keepdims= (NumPy) are the same; a list is a tuple
+    # (max and min with dim= are PyTorch's (values, indices) form: tested separately)
+    args = {"dim": list(axis) if isinstance(axis, tuple) else axis, "keepdim": keepdims} \
+        if as_dim and kind not in {"max", "min"} else {"axis": axis, "keepdims": keepdims}
     with namespace(ns) as xp:
         a = make(xp, values(shape, seed))
-        fn = lambda a: getattr(a, kind)(axis=axis, keepdims=keepdims)
+        if kind == "std" and np.any(np.asarray(np.std(host(xp, a.data), axis=axis)) == 0):
+            return  # std's gradient is 0 where all values are equal (as PyTorch); no differences
+        fn = lambda a: ours(a, **args)
         check(fn, a, xp=xp)
-        expected = getattr(np, {"sum": "sum", "mean": "mean", "max": "max", "min": "min"}[kind])(
-            host(xp, a.data), axis=axis, keepdims=keepdims)
-        np.testing.assert_allclose(host(xp, fn(a).data), expected)
+        expected = numpys(host(xp, a.data), axis=axis, keepdims=keepdims)
+        np.testing.assert_allclose(host(xp, fn(a).data), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("ns", NAMESPACES)
@@ -164,6 +207,24 @@ SHAPE_OPS = {
     "ellipsis": lambda a: a[..., 1],
     "concatenate": lambda a: mg.concatenate([a, a * 2.0, a[:, :1]], axis=1),
     "stack": lambda a: mg.stack([a, a.exp()], axis=-1),
+    # issue 12: PyTorch's names and operations
+    "transpose_swap": lambda a: a.transpose(0, 2),
+    "permute": lambda a: a.permute(2, 0, 1),
+    "view": lambda a: a.view(6, -1),
+    "unsqueeze": lambda a: a.unsqueeze(1) * 2.0,
+    "squeeze": lambda a: a[:, :1].squeeze(1),
+    "expand": lambda a: a[:, :1].expand(5, 2, 3, 4),
+    "cat_dim": lambda a: mg.cat([a, a[:1]], dim=0),
+    "flatten_middle": lambda a: a.flatten(1, 2),
+    "max_dim": lambda a: a.max(dim=1).values,
+    "min_dim_keepdim": lambda a: a.min(dim=-1, keepdim=True)[0],
+    "cumsum": lambda a: a.cumsum(dim=1),
+    "tril": lambda a: a.tril(),
+    "triu": lambda a: mg.triu(a, diagonal=1),
+    "gather": lambda a: a.gather(2, a.argmax(dim=2, keepdim=True)),
+    "gather_repeats": lambda a: a.gather(1, a._xp.asarray(np.array([[[0, 0, 2, 2]],
+                                                                     [[1, 1, 1, 0]]]))),
+    "prod_all": lambda a: (a * 0.5).prod(),
 }
 
 
@@ -232,6 +293,34 @@ def test_cross_entropy_matches_hand_numbers_and_stays_finite():
     assert np.all(np.isfinite(big.grad))
     np.testing.assert_allclose(big.grad, [[0.5, -0.5, 0.0], [0.0, 0.25, -0.25]], atol=1e-12)
     assert np.isfinite(F.log_softmax(big).data).all() and np.isfinite(F.softmax(big).data).all()
+
+
+@pytest.mark.parametrize("ns", NAMESPACES)
+def test_functional_losses_with_options(ns):
+    """The new options of issue 12, each against finite differences on both namespaces."""
+    with namespace(ns) as xp:
+        logits = make(xp, values((5, 4), 8, -3, 3))
+        targets = xp.asarray(np.array([0, 3, -100, 1, 2]))
+        weight = xp.asarray(np.array([1.0, 2.0, 0.5, 1.5]))
+        probs = xp.asarray(np.full((5, 4), 0.25))
+        check(lambda z: F.cross_entropy(z, targets, weight=weight, label_smoothing=0.1), logits,
+              xp=xp)
+        check(lambda z: F.cross_entropy(z, targets, reduction="none"), logits, xp=xp)
+        check(lambda z: F.cross_entropy(z, targets, reduction="sum", label_smoothing=0.3),
+              logits, xp=xp)
+        check(lambda z: F.cross_entropy(z, mg.Tensor(probs), weight=weight), logits, xp=xp)
+        check(lambda z: F.nll_loss(F.log_softmax(z, dim=1), targets, weight=weight), logits,
+              xp=xp)
+        p = make(xp, values((3, 2), 3, 0.05, 0.95))
+        t = make(xp, values((3, 2), 4, 0.0, 1.0), requires_grad=False)
+        check(lambda p: F.binary_cross_entropy(p, t), p, xp=xp)
+        check(lambda x: F.binary_cross_entropy_with_logits(x * 4, t, pos_weight=weight[:2]),
+              p, xp=xp)
+        images = make(xp, values((2, 4, 6, 6), 5))
+        kernels = make(xp, values((6, 2, 3, 3), 6))
+        check(lambda x, w: F.conv2d(x, w, stride=2, padding=1, dilation=2, groups=2),
+              images, kernels, xp=xp)
+        check(lambda x: F.avg_pool2d(x, 3, stride=2, padding=1), images, xp=xp)
 
 
 @given(shape=array_shapes(min_dims=0, max_dims=3, max_side=4), data=st.data())
