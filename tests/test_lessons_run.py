@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.course import check_id, exercise_id, read_notebook
-from minigrad.course.build import execute
+from minigrad.course import check_id, exercise_id, read_notebook, release_source, solution_paths
+from minigrad.course.build import checks_raising, execute
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {"CheckFailed", "NotImplementedError"}
@@ -81,3 +81,82 @@ def test_unsolved_lesson_has_no_confusing_errors_in_other_cells(number):
             assert err.ename in ALLOWED, (
                 f"{path.name}, cell {i} ({cell.get('id')}) fails with an unrelated error "
                 f"{err.ename}: {err.evalue}\n" + _show(err))
+
+
+# --- Run All, as a student meets it (checks print ✗ instead of raising) ----------------------
+
+
+CROSS = "\u2717"
+
+
+def _stream_text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", [])
+                   if o.output_type == "stream")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("number", ["01", "02", "03", "04"])
+def test_run_all_on_an_untouched_lesson_runs_every_cell(number):
+    """Executed with stop-on-first-error, as JupyterLab's Run All does, the released lesson
+    reaches its last cell (lesson 2's widget included): every check prints its ✗, every demo
+    runs on the reference."""
+    path = _lesson(number)
+    if path is None:
+        pytest.skip(f"lessons/{number}_*.ipynb does not exist yet")
+    with checks_raising(False):
+        nb = execute(read_notebook(path), cwd=path.parent, timeout=180, allow_errors=False)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), "some cells never ran"
+    for cell in code:
+        if check_id(cell):
+            assert _stream_text(cell).startswith(f"{CROSS} exercise {check_id(cell)}"), \
+                f"{path.name}: check {check_id(cell)} should print its ✗ line"
+    if number == "02":
+        widget = next(c for c in code if "BroadcastBackward(" in c.source)
+        assert widget.outputs, "the widget cell ran but showed nothing"
+
+
+def _all_solved_but(solution_path: Path, exercise: str):
+    """The solution notebook with one exercise put back as released, outputs cleared."""
+    nb = read_notebook(solution_path)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            if exercise_id(cell) == exercise:
+                cell.source = release_source(cell.source)
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def _one_unsolved_cases() -> list:
+    cases = []
+    for path in solution_paths(ROOT):
+        for cell in read_notebook(path).cells:
+            if exercise_id(cell):
+                cases.append(pytest.param(path, exercise_id(cell),
+                                          id=f"{path.name[:2]}-{exercise_id(cell)}"))
+    return cases
+
+
+@pytest.mark.slow  # one kernel per exercise: a few minutes in all
+@pytest.mark.parametrize("path, exercise", _one_unsolved_cases())
+def test_one_unsolved_exercise_costs_only_its_own_check(path, exercise):
+    nb = _all_solved_but(path, exercise)
+    with checks_raising(False):
+        execute(nb, cwd=path.parent, timeout=180, allow_errors=True)
+    fallbacks = 0
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        where = f"{path.name} with {exercise} unsolved, cell {i} ({cell.get('id')})"
+        errors = _errors(cell)
+        assert not errors, f"{where} raised {errors[0].ename}: {errors[0].evalue}"
+        text = _stream_text(cell)
+        if check_id(cell) == exercise:
+            assert text.startswith(f"{CROSS} exercise {exercise}"), f"{where}: no ✗ line"
+            assert "not done yet" in text
+        else:
+            assert CROSS not in text, f"{where} shows a ✗:\n{text[:500]}"
+        fallbacks += f"exercise {exercise} is not done yet" in text
+    later_demos = any(c.cell_type == "code" and "yours_or_reference(" in c.source
+                      and f'"{exercise}"' in c.source for c in nb.cells)
+    assert fallbacks or not later_demos, f"no demo says it uses the reference for {exercise}"
