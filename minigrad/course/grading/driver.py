@@ -119,15 +119,17 @@ def _replaced(package: str, namespace: dict[str, Any]) -> list[str]:
             found.append(f"{name} (the whole module)")
             continue
         for attr, value in list(vars(module).items()):
-            code = getattr(value, "__code__", None) or getattr(
-                getattr(value, "__wrapped__", None), "__code__", None)
+            code = getattr(getattr(value, "__wrapped__", None), "__code__", None) or getattr(
+                value, "__code__", None)   # a decorated check: the code it wraps
             if code is not None and getattr(value, "__module__", name) == name and \
                     code.co_filename != file:
                 found.append(f"{name}.{attr}")
             elif isinstance(value, type) and getattr(value, "__module__", None) == name:
                 for method, fn in vars(value).items():
                     fn_code = getattr(fn, "__code__", None)
-                    if fn_code is not None and fn_code.co_filename != file:
+                    # (methods a dataclass generates come from "<string>", named for the class)
+                    if fn_code is not None and fn_code.co_filename != file and not getattr(
+                            fn, "__qualname__", "").startswith(value.__qualname__ + "."):
                         found.append(f"{name}.{attr}.{method}")
             elif (code is not None and _typed_here(value)) or (
                     isinstance(value, type) and value.__module__ == "__main__"):
@@ -189,8 +191,6 @@ class _Recorder:
         return _Lesson()
 
     def call(self, lesson: str, name: str, args: tuple, kwargs: dict) -> None:
-        self.replaced = _replaced(self._package, self._namespace)
-        self.suspicious = _suspicious(self._package)
         _fresh_checks(self._package)
         module = importlib.import_module(f"{self._package}.{lesson}")
         check = getattr(module, name)
@@ -225,6 +225,8 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
     namespace_backup = None
     if step["kind"] == "check":
         recorder = _Recorder(job["package"], step, shell.user_ns)
+        recorder.replaced = _replaced(job["package"], shell.user_ns)   # before `checks` is
+        recorder.suspicious = _suspicious(job["package"])              # bound to the recorder
         namespace_backup = shell.user_ns.get(job["alias"], _MISSING)
         shell.user_ns[job["alias"]] = recorder
     signal.signal(signal.SIGALRM, alarm)
@@ -252,7 +254,7 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
     record["seconds"] = round(time.perf_counter() - start, 4)
     if timed_out:
         record.update(status="timeout", error=f"timed out after {job['cell_timeout']:g} s and "
-                                               "was interrupted")
+                                               "was interrupted", where=_where(error))
     elif error is not None:
         text = f"{type(error).__name__}: {error}".rstrip(": ")
         record.update(status="error", error=text[:limit], where=_where(error))

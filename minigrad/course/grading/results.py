@@ -34,7 +34,6 @@ ISSUES = {
                    "ended after a time limit)",
     "output": "the notebook printed more output than the grader keeps",
     "processes": "the notebook left processes running (they were ended with its sandbox)",
-    "unjudged": "some points come from checks whose verdict the notebook's own process reported",
     "grader": "the grader could not run this notebook (no sandbox, or a bug of the grader's)",
 }
 

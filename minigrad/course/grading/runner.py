@@ -626,15 +626,6 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
     unreadable = grade.issues[0].text if notebook is None else ""
     grade.exercises = _exercise_grades(lesson, assembly, execution, unreadable)
     grade.score = float(sum(exercise.points for exercise in grade.exercises))
-    unjudged = [e for e in grade.exercises if e.passed and any(
-        c.self_reported == _WHOLE for c in e.checks)]
-    if unjudged:
-        points = sum(e.points for e in unjudged)
-        grade.issues.append(Issue("unjudged", f"{points:g} of the {grade.score:g} points come "
-                                  "from checks that report their own verdict from the "
-                                  "notebook's process (exercises "
-                                  f"{', '.join(e.exercise for e in unjudged)}: not split into "
-                                  "probe, run and judge yet)"))
     grade.seconds = round(time.monotonic() - start, 3)
     return grade
 
