@@ -35,7 +35,7 @@ __all__ = [
     "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
     "scatter_add", "sliding_windows", "window_slice", "add_windows", "device_name",
     "cupy_available", "cuda_problem", "check_same_device", "to_device", "default_rng",
-    "uniform", "copy_to", "save_npz", "load_npz",
+    "uniform", "copy_to",
 ]
 
 # NumPy 2.1 and later implement the array API standard in the ``numpy`` namespace itself (with
@@ -344,7 +344,7 @@ def to_device(x: Any, device: str) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# Random initial values, copies between namespaces, and .npz files (for nn, optim, serialize)
+# Random initial values and copies between namespaces (for nn, optim, serialize)
 
 
 def default_rng(seed: Any = None) -> np.random.Generator:
@@ -384,51 +384,3 @@ def copy_to(x: Any, like: Any = None, dtype: Any = None, device: str | None = No
             return cp.array(x, dtype=resolve_dtype(xp, dtype))
     return xp.asarray(x, dtype=resolve_dtype(xp, dtype), copy=True)
 
-
-def save_npz(path: Any, arrays: dict[str, Any]) -> None:
-    """Write named arrays (or strings) to an uncompressed ``.npz`` file at exactly ``path``.
-
-    The file is written next to ``path`` under a temporary name and then renamed, so an
-    interrupted save never leaves half a file behind. Object arrays are refused (no pickles).
-    """
-    import os
-    import zipfile
-
-    path = os.fspath(path)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED,
-                                                   allowZip64=True) as zf:
-            for name, value in arrays.items():
-                with zf.open(name + ".npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asarray(to_numpy(value)),
-                                              allow_pickle=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def load_npz(path: Any) -> dict[str, np.ndarray]:
-    """Read every array of an ``.npz`` file (pickles refused).
-
-    Raises FileNotFoundError if there is no such file, and ValueError, saying why, if the file
-    is not a readable ``.npz`` archive.
-    """
-    import os
-    import zipfile
-
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no such file: {path!r}")
-    with open(path, "rb") as f:
-        head = f.read(6)
-    if head == b"\x93NUMPY":
-        raise ValueError("it holds a single array (.npy), not an .npz archive")
-    if not head.startswith(b"PK"):
-        raise ValueError(f"it is not an .npz (zip) archive; it starts with {head!r}")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"it is damaged ({type(exc).__name__}: {exc})") from exc
