@@ -34,6 +34,7 @@ os.environ.setdefault("CUPY_TF32", "0")  # read when CuPy is imported: before mi
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import signal  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -78,22 +79,44 @@ CASES = [
 
 
 def _namespace_test_files() -> list[str]:
-    """The test files whose tests take an array namespace (they import engine_helpers)."""
-    files = sorted(p for p in (ROOT / "tests").glob("test_*.py")
-                   if "from engine_helpers import" in p.read_text())
+    """The test files whose tests take an array namespace (they import engine_helpers), and
+    those with GPU tests of their own (they ask ``cupy_available``); not tests/test_gpu.py."""
+    files = sorted(p for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_gpu.py"
+                   and ("from engine_helpers import" in p.read_text()
+                        or "cupy_available" in p.read_text()))
     return [str(p.relative_to(ROOT)) for p in files]
 
 
-def run_tests(ns: str) -> int:
-    """Run the ``ns``-parametrised tests on namespace ``ns``, and tests/test_gpu.py."""
+def namespace_test_ids(collected: str, ns: str) -> list[str]:
+    """The test ids in ``pytest --collect-only -q`` output that run on namespace ``ns``.
+
+    ``tests/test_tensor_ops.py::test_unary_vjp[exp-cupy]`` runs on cupy: one of the dash-
+    separated parameters in brackets is the namespace's name. On cupy, the GPU tests of other
+    files are taken too: those with "gpu" or "cuda" in their name.
+    """
+    ids = []
+    for line in collected.splitlines():
+        if "::" not in line:
+            continue
+        name, _, params = line.partition("[")
+        if ns in params[:-1].split("-") or (
+                ns == "cupy" and any(w in name.split("::")[-1] for w in ("gpu", "cuda"))):
+            ids.append(line)
+    return ids
+
+
+def run_tests(ns: str, limit: float) -> int:
+    """Run the ``ns``-parametrised tests on namespace ``ns``, and tests/test_gpu.py.
+
+    The run is stopped after ``limit`` seconds, pytest's worker processes with it.
+    """
     env = dict(os.environ, MINIGRAD_TEST_NAMESPACES=ns)
     env.setdefault("HYPOTHESIS_PROFILE", "ci")
     base = [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider"]
     files = _namespace_test_files()
     listed = subprocess.run(base + ["--collect-only", "-q", *files], env=env, cwd=ROOT,
                             capture_output=True, text=True)
-    ids = [line for line in listed.stdout.splitlines()
-           if "::" in line and "[" in line and ns in line.split("[", 1)[1][:-1].split("-")]
+    ids = namespace_test_ids(listed.stdout, ns)
     if listed.returncode != 0 or not ids:
         print(listed.stdout[-4000:], listed.stderr[-4000:])
         print(f"tests: collecting the {ns} tests failed (exit {listed.returncode}, "
@@ -107,9 +130,15 @@ def run_tests(ns: str) -> int:
         workers = ["-n", "4"]
     except ImportError:
         pass
-    done = subprocess.run(base + ["-q", "-rs", *workers, "tests/test_gpu.py", *ids], env=env,
-                          cwd=ROOT)
-    return done.returncode
+    run = subprocess.Popen(base + ["-q", "-rs", *workers, "tests/test_gpu.py", *ids], env=env,
+                           cwd=ROOT, start_new_session=True)  # its own group: killed as one
+    try:
+        return run.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+        print(f"tests: stopped after {limit:.0f} s")
+        return 124
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,11 +367,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the bench table here (and .json)")
     parser.add_argument("--cases", help="comma-separated subset of " +
                         ",".join(c.name for c in CASES))
+    parser.add_argument("--limit", type=float, default=140.0,
+                        help="tests: stop the test run after this many seconds")
     args = parser.parse_args(argv)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     if args.step == "tests":
-        return run_tests("numpy" if args.cpu else "cupy")
+        return run_tests("numpy" if args.cpu else "cupy", args.limit)
     return run_bench(args.cpu, args.out, args.cases.split(",") if args.cases else None)
 
 

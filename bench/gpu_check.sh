@@ -49,58 +49,62 @@ CPU_FLAG=()
 OUTDIR=${GPU_CHECK_OUT:-${OUT:-bench/results}}
 mkdir -p "$OUTDIR"
 LOG="$OUTDIR/gpu_check.log"
-exec > >(tee "$LOG") 2>&1
 START=$(date +%s)
 elapsed() { echo $(( $(date +%s) - START )); }
 export PYTHONUNBUFFERED=1 CUPY_TF32=0 HYPOTHESIS_PROFILE=ci
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 STATUS=0
 
-echo "== gpu_check ($MODE) $(date -u '+%Y-%m-%d %H:%M:%S UTC') in $ROOT"
-echo "== 1. the machine"
-if [[ $MODE == gpu ]]; then
-    timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv \
-        || echo "nvidia-smi: not available"
-fi
-"$PY" -c 'import sys, numpy; print("python", sys.version.split()[0], sys.executable, "| numpy", numpy.__version__)'
-
-echo "== 2. array-api-compat and array-api-strict [$(elapsed) s]"
-if ! "$PY" -c 'import array_api_compat, array_api_strict' 2>/dev/null; then
-    if ! ls "$WHEELS"/*.whl >/dev/null 2>&1; then
-        echo "missing, and no wheels in $WHEELS: run 'bash bench/gpu_check.sh --fetch-wheels'" \
-             "on a machine with internet and carry $WHEELS along"
-        exit 2
+check() {
+    echo "== gpu_check ($MODE) $(date -u '+%Y-%m-%d %H:%M:%S UTC') in $ROOT"
+    echo "== 1. the machine"
+    if [[ $MODE == gpu ]]; then
+        timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv \
+            || echo "nvidia-smi: not available"
     fi
-    SITE=$(mktemp -d /tmp/gpu_check_site.XXXX)
-    if "$PY" -m pip install --quiet --no-index --no-deps --target "$SITE" "$WHEELS"/*.whl; then
-        export PYTHONPATH="$PYTHONPATH:$SITE"
-        echo "installed from $WHEELS into $SITE"
-    else  # no pip: pure-Python wheels import straight from the zip files
-        for w in "$ROOT/$WHEELS"/*.whl; do export PYTHONPATH="$PYTHONPATH:$w"; done
-        echo "pip failed: importing the wheels of $WHEELS directly"
+    "$PY" -c 'import sys, numpy; print("python", sys.version.split()[0], sys.executable, "| numpy", numpy.__version__)'
+
+    echo "== 2. array-api-compat and array-api-strict [$(elapsed) s]"
+    if ! "$PY" -c 'import array_api_compat, array_api_strict' 2>/dev/null; then
+        if ! ls "$WHEELS"/*.whl >/dev/null 2>&1; then
+            echo "missing, and no wheels in $WHEELS: run 'bash bench/gpu_check.sh --fetch-wheels'" \
+                 "on a machine with internet and carry $WHEELS along"
+            return 2
+        fi
+        SITE=$(mktemp -d /tmp/gpu_check_site.XXXX)
+        if "$PY" -m pip install --quiet --no-index --no-deps --target "$SITE" "$WHEELS"/*.whl; then
+            export PYTHONPATH="$PYTHONPATH:$SITE"
+            echo "installed from $WHEELS into $SITE"
+        else  # no pip: pure-Python wheels import straight from the zip files
+            for w in "$ROOT/$WHEELS"/*.whl; do export PYTHONPATH="$PYTHONPATH:$w"; done
+            echo "pip failed: importing the wheels of $WHEELS directly"
+        fi
     fi
-fi
-"$PY" -c 'import array_api_compat, array_api_strict; print("array-api-compat", array_api_compat.__version__, "| array-api-strict", array_api_strict.__version__)'
+    "$PY" -c 'import array_api_compat, array_api_strict; print("array-api-compat", array_api_compat.__version__, "| array-api-strict", array_api_strict.__version__)'
 
-echo "== 3. the engine's tests on $([[ $MODE == gpu ]] && echo CuPy || echo NumPy) [$(elapsed) s]"
-TESTS_LIMIT=150
-[[ $MODE == cpu ]] && TESTS_LIMIT=600  # two shared cores run the tests slower than 16
-timeout "$TESTS_LIMIT" "$PY" -m bench.gpu_check tests "${CPU_FLAG[@]}"
-rc=$?
-[[ $rc -eq 124 ]] && echo "tests: stopped after $TESTS_LIMIT s"
-echo "tests: exit $rc"
-[[ $rc -ne 0 ]] && STATUS=1
+    echo "== 3. the engine's tests on $([[ $MODE == gpu ]] && echo CuPy || echo NumPy) [$(elapsed) s]"
+    TESTS_LIMIT=140
+    [[ $MODE == cpu ]] && TESTS_LIMIT=600  # two shared cores run the tests slower than 16
+    timeout $(( TESTS_LIMIT + 20 )) "$PY" -m bench.gpu_check tests "${CPU_FLAG[@]}" \
+        --limit "$TESTS_LIMIT"
+    rc=$?
+    echo "tests: exit $rc"
+    [[ $rc -ne 0 ]] && STATUS=1
 
-echo "== 4. training steps: minigrad against PyTorch [$(elapsed) s]"
-BENCH_LIMIT=$(( 225 - $(elapsed) ))   # what is left of 4 minutes, less a margin
-[[ $MODE == cpu ]] && BENCH_LIMIT=600  # the rehearsal on a small CPU may take longer
-[[ $BENCH_LIMIT -lt 30 ]] && BENCH_LIMIT=30
-timeout "$BENCH_LIMIT" "$PY" -m bench.gpu_check bench "${CPU_FLAG[@]}" --out "$OUTDIR/gpu_check.txt"
-rc=$?
-[[ $rc -eq 124 ]] && echo "bench: stopped after $BENCH_LIMIT s"
-echo "bench: exit $rc"
-[[ $rc -ne 0 ]] && STATUS=1
+    echo "== 4. training steps: minigrad against PyTorch [$(elapsed) s]"
+    BENCH_LIMIT=$(( 225 - $(elapsed) ))   # what is left of 4 minutes, less a margin
+    [[ $MODE == cpu ]] && BENCH_LIMIT=600  # the rehearsal on a small CPU may take longer
+    [[ $BENCH_LIMIT -lt 30 ]] && BENCH_LIMIT=30
+    timeout "$BENCH_LIMIT" "$PY" -m bench.gpu_check bench "${CPU_FLAG[@]}" --out "$OUTDIR/gpu_check.txt"
+    rc=$?
+    [[ $rc -eq 124 ]] && echo "bench: stopped after $BENCH_LIMIT s"
+    echo "bench: exit $rc"
+    [[ $rc -ne 0 ]] && STATUS=1
 
-echo "== gpu_check ($MODE): $([[ $STATUS -eq 0 ]] && echo PASSED || echo FAILED) in $(elapsed) s;" \
-     "log $LOG"
-exit $STATUS
+    echo "== gpu_check ($MODE): $([[ $STATUS -eq 0 ]] && echo PASSED || echo FAILED) in $(elapsed) s;" \
+         "log $LOG"
+    return $STATUS
+}
+
+check 2>&1 | tee "$LOG"
+exit "${PIPESTATUS[0]}"
