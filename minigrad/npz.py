@@ -40,6 +40,8 @@ def write(path: str | os.PathLike[str], arrays: dict[str, Any]) -> None:
     ``path``, all at once or not at all."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {path!r}: there is no folder {folder!r}")
     fd, temporary = _new_temporary_file(folder, os.path.basename(path))
     try:
         with os.fdopen(fd, "wb") as f:

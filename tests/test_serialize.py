@@ -283,6 +283,12 @@ def test_a_save_that_fails_while_writing_removes_its_temporary_file(tmp_path, mo
     np.testing.assert_array_equal(mg.load(path)["a"], np.ones(2))  # the old file, intact
 
 
+def test_save_into_a_missing_folder_names_the_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"cannot write '.*missing/x\.npz': there is "
+                                                r"no folder '.*missing'"):
+        mg.save({"w": np.ones(1)}, tmp_path / "missing" / "x.npz")
+
+
 def test_saved_file_gets_the_usual_permissions(tmp_path):
     import os
 
