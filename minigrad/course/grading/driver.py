@@ -190,7 +190,8 @@ class _Recorder:
                 return lambda *args, **kwargs: recorder.call(lesson, name, args, kwargs)
         return _Lesson()
 
-    def call(self, lesson: str, name: str, args: tuple, kwargs: dict) -> None:
+    def call(self, lesson: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+             ) -> None:
         _fresh_checks(self._package)
         module = importlib.import_module(f"{self._package}.{lesson}")
         check = getattr(module, name)
@@ -291,7 +292,7 @@ def main() -> None:
     _drop(job.get("uid"))
     os.chdir(job.get("cwd", "/tmp"))
     out = _Counter(int(job.get("max_chars", 4000)))
-    sys.stdout = sys.stderr = out  # type: ignore[assignment]
+    sys.stdout = sys.stderr = out
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 

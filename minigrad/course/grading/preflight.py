@@ -70,9 +70,10 @@ def _fingerprint(lessons: Mapping[int, ReleasedLesson], solutions: Mapping[int, 
         path = solutions.get(number)
         digest.update(path.read_bytes() if path is not None else b"-")
         module = __import__(lesson.checks_module, fromlist=["_"])
-        if getattr(module, "__file__", None):
-            checks_files.add(Path(module.__file__))
-            checks_files.add(Path(module.__file__).with_name("__init__.py"))
+        file = getattr(module, "__file__", None)
+        if file:
+            checks_files.add(Path(file))
+            checks_files.add(Path(file).with_name("__init__.py"))
     for path in sorted(checks_files):
         if path.is_file():
             digest.update(path.read_bytes())

@@ -124,17 +124,17 @@ class _Live:
     """The sandboxes running now (their process groups)."""
 
     def __init__(self) -> None:
-        self._processes: set[subprocess.Popen] = set()
+        self._processes: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self.cancelled = threading.Event()
 
-    def add(self, process: subprocess.Popen) -> None:
+    def add(self, process: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._processes.add(process)
         if self.cancelled.is_set():
             _kill(process)
 
-    def discard(self, process: subprocess.Popen) -> None:
+    def discard(self, process: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._processes.discard(process)
 
@@ -150,7 +150,7 @@ _LIVE = _Live()
 _UIDS = sandbox.UidPool()
 
 
-def _kill(process: subprocess.Popen, grace: float = 0.0) -> None:
+def _kill(process: subprocess.Popen[bytes], grace: float = 0.0) -> None:
     """End a sandbox: its whole process group (bwrap takes the PID namespace down with it)."""
     if grace:
         try:
@@ -260,7 +260,7 @@ def _limits(options: GradingOptions) -> dict[str, int]:
 _MAX_TOTAL = 256 * 2**20
 
 
-def _reader(stream: Any, lines: queue.Queue) -> None:
+def _reader(stream: Any, lines: "queue.Queue[bytes | None]") -> None:
     """Read the driver's lines into ``lines`` (None at the end); an overlong line is cut.
 
     ``lines`` is bounded, so a flood waits in the pipe instead of the grader's memory."""
@@ -328,7 +328,7 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
            "max_chars": options.message_chars, "limits": _limits(options),
            "cwd": "/tmp" if options.sandbox else str(workdir)}
     process = None
-    lines: queue.Queue = queue.Queue(maxsize=16)
+    lines: "queue.Queue[bytes | None]" = queue.Queue(maxsize=16)
     try:
         try:
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -370,7 +370,7 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
     return execution
 
 
-def _drain(lines: queue.Queue, seconds: float = 2.0) -> None:
+def _drain(lines: "queue.Queue[bytes | None]", seconds: float = 2.0) -> None:
     """Empty ``lines`` until the reader's end mark, so that its thread can finish."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -381,7 +381,7 @@ def _drain(lines: queue.Queue, seconds: float = 2.0) -> None:
             continue
 
 
-def _collect(process: subprocess.Popen, lines: queue.Queue, steps: list[Step],
+def _collect(process: subprocess.Popen[bytes], lines: "queue.Queue[bytes | None]", steps: list[Step],
              results: list[StepResult], options: GradingOptions, execution: Execution) -> None:
     """Read one record per step, in order, within the time limits."""
     try:   # the driver says when its Python and IPython are up (not a step's time)
