@@ -39,6 +39,7 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+import traceback  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
@@ -130,7 +131,7 @@ def run_tests(ns: str, limit: float) -> int:
         workers = ["-n", "4"]
     except ImportError:
         pass
-    run = subprocess.Popen(base + ["-q", "-rs", *workers, "tests/test_gpu.py", *ids], env=env,
+    run = subprocess.Popen(base + ["-q", "-rs", "--tb=short", *workers, "tests/test_gpu.py", *ids], env=env,
                            cwd=ROOT, start_new_session=True)  # its own group: killed as one
     try:
         return run.wait(timeout=limit)
@@ -319,14 +320,21 @@ def run_bench(cpu: bool, out: Path | None, only: list[str] | None = None) -> int
         if only and case.name not in only:
             continue
         t0 = time.perf_counter()
-        batches, params = _data(case)
-        steps = {"minigrad": minigrad_step(case, batches, params, device),
-                 "torch": torch_step(case, batches, params, device)}
-        losses = {name: [float(step(i).item()) for i in range(AGREE_STEPS)]
-                  for name, (step, _) in steps.items()}
-        agree, gap = losses_agree(losses["minigrad"], losses["torch"])
+        try:  # a case that breaks is reported, and the others still run
+            batches, params = _data(case)
+            steps = {"minigrad": minigrad_step(case, batches, params, device),
+                     "torch": torch_step(case, batches, params, device)}
+            losses = {name: [float(step(i).item()) for i in range(AGREE_STEPS)]
+                      for name, (step, _) in steps.items()}
+            agree, gap = losses_agree(losses["minigrad"], losses["torch"])
+            times = time_pair(steps, budget=4.0 if cpu else 3.0, rounds=3 if cpu else 5)
+        except Exception:
+            ok = False
+            line = f"{case.name:8s} FAILED:\n{traceback.format_exc()}"
+            lines.append(line)
+            print(line, flush=True)
+            continue
         ok &= agree
-        times = time_pair(steps, budget=4.0 if cpu else 3.0, rounds=3 if cpu else 5)
         ratio = times["minigrad"] / times["torch"]
         met = "" if case.target is None else ("met" if ratio <= case.target else "missed")
         results.append(dict(case=case.name, title=case.title, losses=losses, agree=agree,
@@ -348,7 +356,8 @@ def run_bench(cpu: bool, out: Path | None, only: list[str] | None = None) -> int
         table.append(f"| {r['title']} | {r['minigrad_ms']:.3f} | {r['torch_ms']:.3f} | "
                      f"{r['ratio']:.2f}x | {target} | {'yes' if r['agree'] else 'NO'} "
                      f"({r['max_rel_gap']:.0e}) |")
-    verdict = "bench: losses agree on every case" if ok else "bench: LOSSES DIFFER (see above)"
+    verdict = ("bench: losses agree on every case" if ok else
+               "bench: FAILED: losses differ or a case broke (see above)")
     print("\n".join(table + ["", verdict]), flush=True)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
