@@ -140,3 +140,19 @@ def test_bad_shapes_are_refused(bad, error):
 def test_unknown_operator_is_refused():
     with pytest.raises(ValueError, match="op must be one of"):
         plan((3,), (3,), "%")
+
+
+@given(pairs)
+def test_a_plan_without_cells_has_the_same_axes(shapes):
+    sa, sb = shapes.input_shapes
+    full, light = plan(sa, sb), plan(sa, sb, cells=False)
+    assert light.source_a == light.source_b == {}
+    for operand in ("a", "b"):
+        assert light.summed_axes(operand) == full.summed_axes(operand)
+        assert light.copied_axes(operand) == full.copied_axes(operand)
+        assert light.describe(operand) == full.describe(operand)
+
+
+def test_a_plan_without_cells_is_cheap_at_any_size():
+    p = plan((10**9, 1), (1, 10**6), cells=False)  # 10**15 cells: listing them would never end
+    assert p.shape == (10**9, 10**6) and p.copied_axes("b") == (0,)

@@ -12,7 +12,7 @@
 // drawn at once, with no round trip to the kernel.
 
 const SVG = "http://www.w3.org/2000/svg";
-const CELL = 48;      // a cell is CELL x CELL pixels
+const CELL = 54;      // a cell is CELL x CELL pixels: room for "−12/25" at 15 px
 const LABEL = 22;     // room for the row and column index labels
 const GAP = 14;       // between the 2-D slices of a 3-D or 4-D array
 const PLAY_MS = 700;  // one step every PLAY_MS while playing
@@ -78,7 +78,11 @@ function drawGrid(grid) {
                         "aria-label": `${cell.name} = ${cell.v}. ${cell.info}`});
     g.append(svg("rect", {x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, rx: 3}));
     const value = text(x + CELL / 2, y + CELL / 2 + 5, cell.v, "mg-value");
-    if (cell.v.length > 4) value.setAttribute("textLength", `${CELL - 8}`);  // long fractions
+    if (cell.v.length >= 6) value.classList.add("mg-long");  // such as −12/25: 13 px
+    if (cell.v.length > 6) {  // a long decimal: squeeze it into the cell
+      value.setAttribute("textLength", `${CELL - 8}`);
+      value.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    }
     g.append(value);
     picture.append(g);
     cells.push(g);
