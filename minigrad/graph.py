@@ -147,8 +147,8 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict | N
     """Draw the computation graph behind ``root`` with matplotlib.
 
     One box per tensor, with the operation that made it and its shape; an arrow from each
-    parent to the tensors computed from it. Inputs are on the left, ``root`` on the right:
-    a tensor sits one column right of its furthest parent.
+    parent to the tensors computed from it. ``root`` is on the right; a computed tensor sits
+    one column right of its furthest parent, an input just left of the first tensor using it.
 
     Works for ``minigrad.Tensor`` and for any tensor class built like lesson 1's, reading
     only these attributes:
@@ -197,6 +197,11 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict | N
     column: dict[int, int] = {}
     for node in nodes_in_order:  # parents first: a column one right of the furthest parent
         column[id(node)] = max((column[id(p)] + 1 for p in _parents_of(node)), default=0)
+    for node in nodes_in_order:  # an input sits just left of the first tensor that uses it
+        if not _parents_of(node):
+            users = [column[id(n)] for n in nodes_in_order
+                     if any(p is node for p in _parents_of(n))]
+            column[id(node)] = min(users, default=1) - 1
     rows: dict[int, list] = {}
     for node in nodes_in_order:
         rows.setdefault(column[id(node)], []).append(node)
@@ -222,9 +227,9 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict | N
                                     "connectionstyle": f"arc3,rad={-0.35 if skips else 0}"})
         name = labels.get(id(node)) or getattr(node, "name", "") or ""
         op_name = _op_of(node)
-        text = f"{name}: {op_name}" if name else op_name
-        text += f"\n{_shape_of(node)}"
         leaf = not _parents_of(node)
+        text = name if name and leaf else f"{name}: {op_name}" if name else op_name
+        text += f"\n{_shape_of(node)}"
         ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h,
                                     boxstyle="round,pad=0.05",
                                     facecolor="#dbe9f6" if leaf else "#fde9c9",
