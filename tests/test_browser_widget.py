@@ -249,6 +249,20 @@ def test_the_widget_in_voila(voila_url, playwright, tmp_path):
         assert value.text_content() == "4"
         page.locator(".mg-bb .mg-reset").click()
 
+        # A typed gradient: the box starts from the ones shown; the sums use what is typed.
+        page.select_option(".mg-bb .mg-upstream", value="typed")
+        typed = page.locator(".mg-bb input.mg-typed")
+        assert typed.input_value() == ", ".join(["1"] * 12)
+        typed.fill("1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0")
+        typed.press("Enter")
+        page.wait_for_function("""() => document.querySelector(
+            ".mg-bb .mg-cell[data-grid='A.grad'][data-k='0'] .mg-value").textContent === '10'""",
+            timeout=20_000)
+        cell(page, "A.grad", 0).hover()
+        assert info.inner_text() == "A.grad[0, 0] = 1 + 2 + 3 + 4 = 10"
+        page.select_option(".mg-bb .mg-upstream", value="ones")
+        wait_drawn(page, "(ones, shape (3, 4))")
+
         # A broken shape: the picture greys out, the button is disabled with the reason.
         type_shape(page, "a", "(3,1")
         wait_drawn(page, "opens a bracket")

@@ -193,7 +193,14 @@ function render({model, el: root}) {
     shapeA.value = a; shapeB.value = b;
     send({shape_a: a, shape_b: b, op});
   });
-  upstream.addEventListener("change", () => send({upstream: upstream.value, typed: typed.value}));
+  upstream.addEventListener("change", () => {
+    if (upstream.value === "typed" && !typed.value) {  // start from the gradient shown now
+      const g = (((picked() || {}).views || {}).backward || {}).rows || [];
+      const grid = g.flat().find((item) => item.id === "g" || item.id === "dC");
+      if (grid && !grid.cut) typed.value = grid.cells.map((c) => c.v.replace("−", "-")).join(", ");
+    }
+    send({upstream: upstream.value, typed: typed.value});
+  });
   typed.addEventListener("change", () => {
     if (typed.value !== model.get("typed")) send({upstream: "typed", typed: typed.value});
   });
