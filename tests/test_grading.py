@@ -269,7 +269,7 @@ def test_failures_say_what_went_wrong(classroom):
     assert "ModuleNotFoundError" in _graded(book, "raises").issues[0].text
     assert "timed out after 5 s and was interrupted" in message("slow", "9.3")
     assert "of your code, in mean" in message("slow", "9.3")
-    assert "its kernel was killed" in message("stubborn", "9.3")
+    assert "its sandbox was ended" in message("stubborn", "9.3")
     assert "kernel had stopped" in message("exits", "9.3")
     assert "(exit status 3)" in _graded(book, "exits").issues[0].text
     assert "not attempted" in message("half_done", "9.3")

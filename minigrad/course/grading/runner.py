@@ -640,7 +640,8 @@ def _patches(execution: Execution) -> list[Issue]:
                             "effect"))
     if suspicious:
         issues.append(Issue("patched engine", "the notebook replaced " + ", ".join(suspicious) +
-                            " with code of its own (not undone: look at it by hand)"))
+                            " with code of its own; the grader did not undo this (look at it "
+                            "by hand)"))
     return issues
 
 
