@@ -404,6 +404,13 @@ def test_static_viewers_get_a_png_and_a_text_description(w):
     assert w.png().startswith(PNG)
 
 
+def test_the_png_never_repeats_a_colour_within_an_input():
+    from minigrad.course.widgets.draw import _colour
+    shape = (2, 1, 3, 4)  # 24 cells: more than any fixed palette of ten
+    colours = {tuple(np.round(_colour(i, shape), 6)) for i in np.ndindex(*shape)}
+    assert len(colours) == 24
+
+
 def test_no_pyplot_figures_are_left_open(w):
     before = plt.get_fignums()
     for view in ("forward", "backward"):

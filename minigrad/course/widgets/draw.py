@@ -21,7 +21,7 @@ from typing import Iterable
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import to_rgba
+from matplotlib.colors import hsv_to_rgb, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -35,8 +35,8 @@ Index = tuple[int, ...]
 # How the four operators are written in the picture.
 SYMBOLS = {"+": "+", "-": "−", "*": "×", "/": "÷", "@": "@"}
 
-# Light colours, one per input cell (repeating): the same colour marks one input cell
-# wherever it was copied to, and the result cells whose gradients add up into it.
+# Light colours for whole grids (the matrix product); cells of an input get hues of their own
+# (_colour): the same colour marks one input cell wherever it was copied to.
 PALETTE = ["#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
            "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5", "#d9d9d9"]
 
@@ -60,8 +60,14 @@ DPI = 100
 
 
 def _colour(index: Index, shape: tuple[int, ...]) -> str:
+    """A light colour of its own for each cell of an input: hues spread evenly over the cells.
+
+    Unlike a fixed palette this never repeats within one picture, so "the sum of its colour"
+    always names one cell (the browser widget tells cells apart by index labels instead).
+    """
+    count = int(np.prod(shape)) if shape else 1
     flat = int(np.ravel_multi_index(index, shape)) if shape else 0
-    return PALETTE[flat % len(PALETTE)]
+    return hsv_to_rgb((flat / count, 0.35, 1.0)) if count > 1 else PALETTE[0]
 
 
 def _text_width(text: str, font: str) -> float:
