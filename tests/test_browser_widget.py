@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -166,7 +166,7 @@ def measure_op_changes(page, rounds: int = 2) -> float:
     for _ in range(rounds):
         for op, symbol in [("-", "−"), ("*", "×"), ("/", "÷"), ("+", "+")]:
             page.locator(f".mg-bb .mg-op[data-op='{op}']").click()
-            wait_drawn(page, f"B (1, 4) → result")
+            wait_drawn(page, "B (1, 4) → result")
             page.wait_for_selector(f".mg-bb .mg-op[data-op='{op}'][aria-pressed='true']")
     page.wait_for_function(f"() => JSON.parse(document.querySelector('.mg-bb')"
                            f".dataset.redrawMs || '[]').length >= {before + 4 * rounds}")

@@ -7,7 +7,6 @@ checks that the browser shows it.
 """
 import base64
 import json
-import math
 import re
 from pathlib import Path
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import io
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -29,8 +29,9 @@ from __future__ import annotations
 import functools
 import math
 import operator
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -9,8 +9,6 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ...broadcast import broadcast_shapes
-
 __all__ = ["plan", "broadcast_pair", "BroadcastPlan", "NUMPY_RULE", "OPERATORS"]
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...broadcast import unbroadcast
-from .plan import BroadcastPlan
 from ...tensor import Tensor
+from .plan import BroadcastPlan
 
 __all__ = ["Scene", "make_scene"]
 
