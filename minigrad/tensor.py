@@ -660,8 +660,8 @@ class Tensor:
         """Sum over ``axis`` (all axes by default); each input gets the output's gradient."""
         axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
         xp, shape = self._xp, self.shape
-        kept = _kept_shape(shape, axis)
         axes = _axes(self.ndim, axis)
+        kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
         return op(xp.sum(self.data, axis=axes, keepdims=keepdims), (self,),
                   lambda g: xp.broadcast_to(xp.reshape(g, kept), shape), name="sum")
 
@@ -1318,6 +1318,8 @@ def _scalar(x: Any) -> int | float | None:
     kind = type(x)
     if kind is float or kind is int:
         return x
+    if isinstance(x, Tensor):  # the common case in a network: return before the slower check
+        return None
     if isinstance(x, numbers.Number) and not isinstance(x, (bool, complex)):
         return x.item() if hasattr(x, "item") else x
     return None
@@ -1382,6 +1384,8 @@ def _common(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 def _operands(a: Any, b: Any, name: str = "operation") -> tuple[Tensor, Tensor]:
     """Both operands as tensors of one dtype; at least one must already be a tensor."""
     if isinstance(a, Tensor):
+        if isinstance(b, Tensor) and a.data.dtype == b.data.dtype:
+            return a, b  # the common case, first
         b = _lift(b, a)
     elif isinstance(b, Tensor):
         a = _lift(a, b)
