@@ -184,6 +184,30 @@ class Tensor:
         Whether ``backward()`` should compute a gradient for this tensor.
     dtype : dtype or str, optional
         Convert the data to this dtype, e.g. ``"float32"``.
+
+    Notes
+    -----
+    PyTorch is the reference: where it raises, minigrad raises a clear error; where it returns
+    a value (a dtype, a gradient at a tie or at 0), minigrad returns the same. Where NumPy's
+    and PyTorch's rules differ:
+
+    * **dtypes.** Python numbers, lists and integer-only inputs give float64 when a float is
+      needed (NumPy's default, kept on purpose: the course compares numbers exactly; PyTorch
+      would give float32). A float32 tensor stays float32 whatever number, NumPy scalar,
+      integer array or 0-d float64 tensor it meets (PyTorch's rule; NumPy would give
+      float64); float32 with a float64 tensor that has axes gives float64. A leaf's ``.grad``
+      always has the leaf's dtype.
+    * **indexing** follows NumPy (PyTorch agrees on ints, slices, ``None``, ``...`` and
+      integer or boolean arrays).
+    * **names.** ``axis=``/``keepdims=`` and ``dim=``/``keepdim=`` are the same arguments
+      (an int, a tuple or a list). ``transpose(d0, d1)`` swaps two axes (PyTorch);
+      ``transpose(*all_axes)`` permutes them (NumPy); ``permute`` takes the full
+      permutation. ``max``/``min`` return the values with ``axis=`` (NumPy) and
+      ``(values, indices)`` with ``dim=`` (PyTorch). ``var``/``std`` take ``correction``
+      (default 1, as PyTorch; NumPy's ``ddof`` default is 0).
+    * **no gradient**: comparisons, ``isnan``, ``argmax``, ``//`` (PyTorch cannot
+      differentiate it either). **Zero gradient**, as PyTorch: ``sign``, ``floor``, ``ceil``,
+      ``round``.
     """
 
     __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_saved", "_op",
