@@ -39,10 +39,15 @@ def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
     return model
 
 
-def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], object]:
-    """One unit of ``case`` (a step, or an epoch for LeNet-5) with minigrad."""
+def make_step(case: Case, data: Data, params: list[np.ndarray],
+              fused: bool | None = None) -> Callable[[], object]:
+    """One unit of ``case`` (a step, or an epoch for LeNet-5) with minigrad.
+
+    ``fused`` goes to ``optim.SGD``: None (its default, what a user gets) fuses the update
+    through flat buffers, False updates one parameter at a time (for comparisons).
+    """
     model = _model(case, params)
-    opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum)
+    opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum, fused=fused)
     batches = [(mg.Tensor(x), y) for x, y in data.batches]
 
     def train_step(x: mg.Tensor, y: np.ndarray) -> mg.Tensor:

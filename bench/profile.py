@@ -2,6 +2,7 @@
 
     python -m bench.profile                         # moons at batch 32 and at 1000 points
     python -m bench.profile --cases lenet-f32 --steps 20 --top 25
+    python -m bench.profile --fused --no-profile    # also: fused SGD against per-parameter
 
 For each case it times the minigrad step and the tuned NumPy step in this one process,
 interleaved (so a burst of load on a busy machine lands on both), in CPU time of the process
@@ -22,7 +23,7 @@ from collections.abc import Callable
 
 from .cases import CASES, init_params, make_data
 
-__all__ = ["main", "ratio"]
+__all__ = ["fused_ratio", "main", "profile", "ratio"]
 
 
 def _time(step: Callable[[], object], n: int) -> float:
@@ -46,6 +47,24 @@ def ratio(case_name: str, rounds: int = 7, n: int = 200) -> tuple[float, float, 
     for _ in range(rounds):
         a.append(_time(mine, n))
         b.append(_time(tuned, n))
+    ratios = sorted(x / y for x, y in zip(a, b))
+    return statistics.median(a), statistics.median(b), statistics.median(ratios)
+
+
+def fused_ratio(case_name: str, rounds: int = 7, n: int = 200) -> tuple[float, float, float]:
+    """(fused seconds per step, per-parameter seconds per step, their ratio): the whole
+    minigrad step with ``optim.SGD(fused=None)`` against ``fused=False``, interleaved."""
+    from . import impl_minigrad
+    case = CASES[case_name]
+    data, params = make_data(case), init_params(case)
+    fused = impl_minigrad.make_step(case, data, params, fused=None)
+    loop = impl_minigrad.make_step(case, data, params, fused=False)
+    for _ in range(3):
+        fused(), loop()
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(_time(fused, n))
+        b.append(_time(loop, n))
     ratios = sorted(x / y for x, y in zip(a, b))
     return statistics.median(a), statistics.median(b), statistics.median(ratios)
 
@@ -77,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--n", type=int, default=200, help="steps per timed block")
     p.add_argument("--rounds", type=int, default=7, help="timed blocks per contender")
     p.add_argument("--no-profile", action="store_true", help="only the ratio")
+    p.add_argument("--fused", action="store_true",
+                   help="also time the step with optim.SGD(fused=False) against the default")
     args = p.parse_args(argv)
     try:
         from threadpoolctl import threadpool_limits
@@ -88,6 +109,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name}: minigrad {mine * 1e6:.1f} us, tuned NumPy {tuned * 1e6:.1f} us per "
               f"{CASES[name].unit} (CPU time): {r:.2f}x (median of {args.rounds} interleaved "
               "rounds)")
+        if args.fused:
+            f, loop, r = fused_ratio(name, args.rounds, args.n)
+            print(f"{name}: SGD fused {f * 1e6:.1f} us, per-parameter {loop * 1e6:.1f} us per "
+                  f"{CASES[name].unit} (CPU time): {r:.3f}x")
         if not args.no_profile:
             print(profile(name, args.steps, args.top))
     del limits
