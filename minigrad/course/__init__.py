@@ -9,12 +9,8 @@ Command line (from the repository root)::
 The functions the grader and the tests use are importable from here: :func:`release_notebook`,
 :func:`exercise_cells`, :func:`check_cells`, :func:`released_notebook`, :func:`cell_checksum`...
 """
-from .notebooks import (BEGIN, END, PLACEHOLDER, ReleaseError, cell_checksum, cell_tags,
-                        check_cells, check_id, demo_cells, exercise_cells, exercise_id,
-                        lesson_number, lesson_paths, lessons_dir, notebook_bytes, read_notebook,
-                        release, release_notebook, release_source, released_dir,
-                        released_notebook, released_paths, repo_root, solution_paths,
-                        solutions_dir, stale, validate_notebook, write_notebook)
+import importlib
+from typing import Any
 
 __all__ = [
     "BEGIN", "END", "PLACEHOLDER", "ReleaseError", "cell_checksum", "cell_tags", "check_cells",
@@ -23,3 +19,13 @@ __all__ = [
     "release_source", "released_dir", "released_notebook", "released_paths", "repo_root",
     "solution_paths", "solutions_dir", "stale", "validate_notebook", "write_notebook",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The tooling is imported on first use: ``from minigrad.course import checks`` (every
+    lesson's first cell, and every graded notebook) must not pay for nbformat's import."""
+    if name in __all__:
+        value = getattr(importlib.import_module(f"{__name__}.notebooks"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
