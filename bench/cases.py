@@ -49,12 +49,12 @@ CASES: dict[str, Case] = {c.name: c for c in [
          256, (784, 1024, 1024, 10), lr=0.01, repeats=9),
 ]}
 
-# Targets of issue 8: float32, one BLAS thread for every contender. (case, "numpy" or
+# Targets of issues 8 and 17: float32, one BLAS thread for every contender. (case, "numpy" or
 # "torch") -> the largest allowed ratio minigrad / contender.
 TARGETS: dict[tuple[str, str], float] = {
     ("moons-1000-f32", "numpy"): 1.15, ("moons-1000-f32", "torch"): 0.75,
     ("moons-32-f32", "numpy"): 1.6, ("moons-32-f32", "torch"): 0.4,
-    ("lenet-f32", "numpy"): 1.05, ("lenet-f32", "torch"): 1.5,
+    ("lenet-f32", "numpy"): 1.1, ("lenet-f32", "torch"): 1.5,   # 1.1: issue 17 (was 1.05)
     ("mlp-784-f32", "numpy"): 1.05,
 }
 
