@@ -6,12 +6,13 @@ released by ``backward()`` and by ``del``. :func:`draw` pictures the graph with 
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .backend import to_numpy
 from .tensor import Tensor
 
-__all__ = ["nodes", "saved_arrays", "saved_bytes", "count_ops", "to_dot", "draw"]
+__all__ = ["count_ops", "draw", "nodes", "saved_arrays", "saved_bytes", "to_dot"]
 
 
 def nodes(root: Tensor) -> list[Tensor]:

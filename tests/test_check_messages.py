@@ -9,12 +9,11 @@ import re
 
 import numpy as np
 import pytest
+from solutions_helper import solution_namespace
 
 from minigrad import Tensor, op, optim
 from minigrad import functional as F
 from minigrad.course.checks import CheckFailed, lesson1, lesson2, lesson3, lesson4
-
-from solutions_helper import solution_namespace
 
 L1 = solution_namespace("01_from_scalars_to_tensors")
 L3 = solution_namespace("03_parameters_modules_optimizer")

@@ -11,11 +11,11 @@ import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import FancyBboxPatch  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyBboxPatch
 
-from minigrad import Tensor, graph  # noqa: E402
-from minigrad.course.checks.lesson1 import ReferenceTensor  # noqa: E402
+from minigrad import Tensor, graph
+from minigrad.course.checks.lesson1 import ReferenceTensor
 
 
 def _texts(ax) -> list[str]:
@@ -74,7 +74,7 @@ def test_drawing_a_lesson_one_tensor_reads_parents_and_the_closure_s_function():
         return T(y, (a,), lambda g: (g * (1 - y**2),))
 
     z = mul(x, tanh(x))                              # x is reached early, by a shortcut
-    fig, ax = plt.subplots()
+    _, ax = plt.subplots()
     assert graph.draw(z, ax=ax, order=True, title="shortcut") is ax
     labels = _texts(ax)
     assert "x\n(3,)" in labels and "tanh\n(3,)" in labels and "mul\n(3,)" in labels

@@ -12,13 +12,13 @@ from minigrad.course import exercise_id, read_notebook, solution_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = solution_paths(ROOT)
-DETAILS = re.compile(r"<details><summary>(.*?)</summary>(.*?)</details>", re.S)
+DETAILS = re.compile(r"<details><summary>(.*?)</summary>(.*?)</details>", re.DOTALL)
 
 
 def prose_words(nb) -> int:
     """Words in the markdown cells, fenced code blocks left out (what the README reports)."""
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    return len(re.sub(r"```.*?```", "", text, flags=re.S).split())
+    return len(re.sub(r"```.*?```", "", text, flags=re.DOTALL).split())
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name[:2])
@@ -37,7 +37,7 @@ def test_hints_are_folded_in_two_levels_and_never_start_with_code(path):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             outside = DETAILS.sub("", cell.source)
-            assert not re.search(r"\*?hint\s*\d*\s*[:·*]", outside, re.I), \
+            assert not re.search(r"\*?hint\s*\d*\s*[:·*]", outside, re.IGNORECASE), \
                 f"{path.name}: a hint outside <details>: {cell.source[:80]!r}"
             markdown_before.append(cell.source)
             continue
@@ -60,8 +60,8 @@ def test_demos_read_the_reference_under_their_own_name(path):
     defined = set()
     for cell in nb.cells:
         if exercise_id(cell):
-            defined |= set(re.findall(r"^(?:class|def) (\w+)", cell.source, re.M))
-            defined |= set(re.findall(r"^(\w+(?:, \w+)*) = ", cell.source, re.M))
+            defined |= set(re.findall(r"^(?:class|def) (\w+)", cell.source, re.MULTILINE))
+            defined |= set(re.findall(r"^(\w+(?:, \w+)*) = ", cell.source, re.MULTILINE))
     for cell in nb.cells:
-        for target in re.findall(r"^(\w+) = yours_or_reference\(", cell.source, re.M):
+        for target in re.findall(r"^(\w+) = yours_or_reference\(", cell.source, re.MULTILINE):
             assert target not in defined, f"{path.name}: a demo rebinds the student's {target}"

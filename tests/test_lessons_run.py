@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.course import check_id, exercise_id, read_notebook, release_source, solution_paths
+from minigrad.course import (
+    check_id,
+    exercise_id,
+    read_notebook,
+    release_source,
+    solution_paths,
+)
 from minigrad.course.build import checks_raising, execute
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.course import (exercise_cells, read_notebook, released_notebook, released_paths,
-                             solution_paths, write_notebook)
+from minigrad.course import (
+    exercise_cells,
+    read_notebook,
+    released_notebook,
+    released_paths,
+    solution_paths,
+    write_notebook,
+)
 from minigrad.course.__main__ import main as course_main
 from minigrad.course.student import format_progress, progress
 
@@ -29,7 +35,7 @@ def test_start_copies_the_lessons_and_never_overwrites_work(tmp_path, capsys):
 
 def test_reset_puts_one_exercise_back_and_keeps_everything_else(tmp_path, capsys):
     course_main(["start", str(tmp_path)])
-    path = sorted(tmp_path.glob("01_*.ipynb"))[0]
+    path = min(tmp_path.glob("01_*.ipynb"))
     nb = read_notebook(path)
     cells = exercise_cells(nb)
     first, second = list(cells)[:2]

@@ -20,15 +20,29 @@ import os
 import site
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import nbformat
 
-from .notebooks import check_id, exercise_id, solutions_dir, validate_notebook, write_notebook
+from .notebooks import (
+    check_id,
+    exercise_id,
+    solutions_dir,
+    validate_notebook,
+    write_notebook,
+)
 
-__all__ = ["NOTEBOOK_METADATA", "twin_paths", "notebook_from_text", "execute", "sanitize",
-           "build", "twin_mismatches", "checks_raising"]
+__all__ = [
+    "NOTEBOOK_METADATA",
+    "build",
+    "checks_raising",
+    "execute",
+    "notebook_from_text",
+    "sanitize",
+    "twin_mismatches",
+    "twin_paths",
+]
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",

@@ -18,12 +18,13 @@ The references are the ones the checks use where the checks have them (lesson 1'
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["yours_or_reference", "reference"]
+__all__ = ["reference", "yours_or_reference"]
 
 
 def yours_or_reference(*exercises: str, **yours: Any) -> SimpleNamespace:
@@ -92,34 +93,34 @@ def _lesson1() -> dict[str, Any]:
         def backward(self) -> None:
             backward(self)
 
-        def __add__(self, other: "Tensor") -> "Tensor":
+        def __add__(self, other: Tensor) -> Tensor:
             return add(self, other)
 
-        def __sub__(self, other: "Tensor") -> "Tensor":
+        def __sub__(self, other: Tensor) -> Tensor:
             return sub(self, other)
 
-        def __mul__(self, other: "Tensor") -> "Tensor":
+        def __mul__(self, other: Tensor) -> Tensor:
             return mul(self, other)
 
-        def __truediv__(self, other: "Tensor") -> "Tensor":
+        def __truediv__(self, other: Tensor) -> Tensor:
             return div(self, other)
 
-        def __pow__(self, p: float) -> "Tensor":
+        def __pow__(self, p: float) -> Tensor:
             return power(self, p)
 
-        def __neg__(self) -> "Tensor":
+        def __neg__(self) -> Tensor:
             return Tensor(-self.data, (self,), lambda g: (-g,), "neg")
 
-        def exp(self) -> "Tensor":
+        def exp(self) -> Tensor:
             return exp(self)
 
-        def log(self) -> "Tensor":
+        def log(self) -> Tensor:
             return log(self)
 
-        def tanh(self) -> "Tensor":
+        def tanh(self) -> Tensor:
             return tanh(self)
 
-        def relu(self) -> "Tensor":
+        def relu(self) -> Tensor:
             return relu(self)
 
     def topological_order(root: Tensor) -> list:

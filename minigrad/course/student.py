@@ -18,12 +18,21 @@ import importlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
 import nbformat
 
-from .notebooks import (check_id, exercise_cells, lesson_number, read_notebook,
-                        released_notebook, released_paths, write_notebook)
+from .notebooks import (
+    check_id,
+    exercise_cells,
+    lesson_number,
+    read_notebook,
+    released_notebook,
+    released_paths,
+    write_notebook,
+)
 
-__all__ = ["Exercise", "start", "progress", "format_progress", "reset"]
+__all__ = ["Exercise", "format_progress", "progress", "reset", "start"]
+
 
 @dataclass(frozen=True)
 class Exercise:
