@@ -83,7 +83,7 @@ def to_dot(root: Tensor) -> str:
 # Drawing (matplotlib, imported only here: it is not a dependency of the engine)
 
 
-def _parents_of(node: Any) -> tuple:
+def _parents_of(node: Any) -> tuple[Any, ...]:
     """``node._parents`` (minigrad) or ``node.parents`` (lesson 1's Tensor), else ()."""
     for name in ("_parents", "parents"):
         parents = getattr(node, name, None)
@@ -108,16 +108,16 @@ def _op_of(node: Any) -> str:
     return outer.removeprefix("_r_").lstrip("_") or "op"
 
 
-def _shape_of(node: Any) -> tuple:
-    shape = getattr(node, "shape", None)
+def _shape_of(node: Any) -> tuple[int, ...]:
+    shape: Any = getattr(node, "shape", None)
     if shape is None:
         shape = getattr(getattr(node, "data", None), "shape", ())
-    return tuple(shape)
+    return tuple(int(n) for n in shape)
 
 
-def _walk(root: Any) -> list:
+def _walk(root: Any) -> list[Any]:
     """Every node behind ``root`` (constants included), each after its parents, no recursion."""
-    order: list = []
+    order: list[Any] = []
     visited: set[int] = set()
     stack: list[tuple[Any, bool]] = [(root, False)]
     while stack:
@@ -143,7 +143,7 @@ def _short(array: Any) -> str:
     return f"|g| max {float(abs(values).max()):.3g}"
 
 
-def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict | None = None,
+def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any, str] | None = None,
          ax: Any = None, title: str | None = None) -> Any:
     """Draw the computation graph behind ``root`` with matplotlib.
 
@@ -203,7 +203,7 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict | N
             users = [column[id(n)] for n in nodes_in_order
                      if any(p is node for p in _parents_of(n))]
             column[id(node)] = min(users, default=1) - 1
-    rows: dict[int, list] = {}
+    rows: dict[int, list[Any]] = {}
     for node in nodes_in_order:
         rows.setdefault(column[id(node)], []).append(node)
     place = {}  # id -> (x, y): columns 3 apart, each column centred on y = 0
