@@ -117,7 +117,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
     need_x, need_w = x.requires_grad, weight.requires_grad
     w_shape = tuple(weight.shape)
 
-    def vjp(g: Array, w_mat: Array, cols: Array | None = None) -> tuple:
+    def vjp(g: Array, w_mat: Array, cols: Array | None = None) -> tuple[Any, ...]:
         # The output gradient as a matrix like y: (C_out, OH*OW*N) (free when g is batch-last).
         g_mat = xp.reshape(xp.permute_dims(g, (1, 2, 3, 0)), (c_out, oh * ow * n))
         gw = _weight_grad(xp, g_mat, cols, oh, w_shape) if need_w else None
@@ -271,8 +271,8 @@ def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
     return op(y, (x,), vjp, name="avg_pool2d")
 
 
-def _grouped_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple,
-                    padding: tuple, dilation: tuple, groups: int) -> Tensor:
+def _grouped_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, int],
+                    padding: tuple[int, int], dilation: tuple[int, int], groups: int) -> Tensor:
     """conv2d with ``groups`` > 1: one ordinary convolution per group, joined on channels."""
     from .tensor import concatenate
 
@@ -299,7 +299,8 @@ def _grouped_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tupl
 # Helpers
 
 
-def _weight_grad(xp: Any, g_mat: Array, cols: Array, oh: int, w_shape: tuple) -> Array:
+def _weight_grad(xp: Any, g_mat: Array, cols: Array, oh: int, w_shape: tuple[int, ...]
+                 ) -> Array:
     """``g_mat @ cols.T`` reshaped to the weight's shape, summed over the OH output rows.
 
     Both matrices are short and very wide (C_out or C*kh*kw rows, OH*OW*N columns). One BLAS

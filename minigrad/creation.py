@@ -18,7 +18,7 @@ __all__ = ["zeros", "ones", "full", "arange", "eye", "rand", "randn",
            "zeros_like", "ones_like", "full_like"]
 
 
-def _size(size: tuple, name: str) -> tuple[int, ...]:
+def _size(size: tuple[Any, ...], name: str) -> tuple[int, ...]:
     """``zeros(2, 3)`` and ``zeros((2, 3))`` both mean the shape (2, 3)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])

@@ -83,7 +83,7 @@ class enable_grad(no_grad):
 # Defining an operation
 
 
-def _freed(g: Array, *saved: Array) -> tuple:
+def _freed(g: Array, *saved: Array) -> tuple[Any, ...]:
     raise RuntimeError(
         "backward: this graph was already freed by an earlier backward() call. Call "
         "backward(retain_graph=True) the first time if you need to go through it twice, or "
@@ -93,7 +93,7 @@ def _freed(g: Array, *saved: Array) -> tuple:
 _made = itertools.count()  # numbers the tensors that operations make, in order
 
 
-def op(data: Array, parents: Sequence["Tensor"], vjp: VJP, saved: tuple = (),
+def op(data: Array, parents: Sequence["Tensor"], vjp: VJP, saved: tuple[Any, ...] = (),
        name: str = "op") -> "Tensor":
     """Make the output tensor of an operation and record it in the graph.
 
@@ -213,6 +213,16 @@ class Tensor:
     __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_saved", "_op",
                  "_xp", "_retains_grad", "_seq", "_grad_buffer", "__weakref__")
     __array_ufunc__ = None  # ``ndarray * Tensor`` calls Tensor.__rmul__, giving a Tensor
+    data: Array
+    grad: Array | None
+    requires_grad: bool
+    _parents: tuple["Tensor", ...]
+    _vjp: VJP | None
+    _saved: tuple[Any, ...]
+    _op: str | None
+    _xp: Any
+    _retains_grad: bool
+    _seq: int
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         if isinstance(data, Tensor):
@@ -854,9 +864,9 @@ class Tensor:
             return self.permute(tuple(range(n))[::-1])
         if len(axes) == 2 and n != 2:  # PyTorch: swap two axes
             a, b = (_axis_index(n, d, "transpose") for d in axes)
-            order = list(range(n))
-            order[a], order[b] = b, a
-            return self.permute(order)
+            swapped = list(range(n))
+            swapped[a], swapped[b] = b, a
+            return self.permute(swapped)
         if len(axes) != n:
             raise ValueError(f"transpose: expected two axes to swap or a permutation of all "
                              f"{n} axes of shape {self.shape}; got {axes}")
@@ -866,7 +876,7 @@ class Tensor:
                              f"{self.shape}")
         return self.permute(order)
 
-    def permute(self, *dims: int) -> "Tensor":
+    def permute(self, *dims: Any) -> "Tensor":
         """Reorder the axes: axis ``i`` of the result is axis ``dims[i]`` of this tensor.
 
         ``dims`` must name every axis once (as ``torch.permute``). The gradient is permuted
@@ -1067,7 +1077,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     sb2 = sb if len(sb) > 1 else sb + (1,)
     sg2 = broadcast_shapes(sa2[:-2], sb2[:-2]) + (sa2[-2], sb2[-1])
 
-    def vjp(g: Array, x: Array, w: Array) -> tuple:
+    def vjp(g: Array, x: Array, w: Array) -> tuple[Any, ...]:
         g = xp.reshape(g, sg2)
         ga = g @ xp.matrix_transpose(xp.reshape(w, sb2))
         gb = xp.matrix_transpose(xp.reshape(x, sa2)) @ g
@@ -1135,7 +1145,7 @@ def concatenate(tensors: Sequence[Tensor], axis: int | None = None, *,
         bounds.append(bounds[-1] + t.shape[ax])
     before = (slice(None),) * ax
 
-    def vjp(g: Array) -> tuple:
+    def vjp(g: Array) -> tuple[Any, ...]:
         return tuple(g[before + (slice(lo, hi), ...)] for lo, hi in zip(bounds, bounds[1:]))
 
     return op(y, tensors, vjp, name="concatenate")
@@ -1332,7 +1342,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 # Helpers
 
 
-def _scalar(x: Any) -> int | float | None:
+def _scalar(x: Any) -> Any:
     """``x`` as a Python number if it is a number (NumPy scalars included), else None.
 
     A NumPy scalar such as ``np.float64(2)`` becomes the Python float 2.0, so that it does not
@@ -1594,7 +1604,7 @@ def _pick(a: Any, b: Any, kind: str) -> Tensor:
     fn = xp.maximum if kind == "maximum" else xp.minimum
     y = _binary(a, b, kind, fn)
 
-    def vjp(g: Array, x: Array, w: Array) -> tuple:
+    def vjp(g: Array, x: Array, w: Array) -> tuple[Any, ...]:
         wins = (x > w) if kind == "maximum" else (x < w)
         share = xp.where(wins, g, xp.where(x == w, 0.5 * g, 0))  # a's share of g
         return unbroadcast(share, sa), unbroadcast(g - share, sb)
@@ -1613,7 +1623,8 @@ def _host_values(x: Array) -> bool:
     return not device_name(x).startswith("cuda")
 
 
-def _scatter_along(xp: Any, g: Array, idx: Array, d: int, part: tuple, shape: tuple,
+def _scatter_along(xp: Any, g: Array, idx: Array, d: int, part: tuple[Any, ...],
+                   shape: tuple[int, ...],
                    dtype: Any) -> Array:
     """The backward of gather: add ``g`` back at ``idx`` along axis ``d`` (repeats add up).
 
