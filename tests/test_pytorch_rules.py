@@ -276,3 +276,17 @@ def test_activation_argument_errors():
         nn.GELU("fast")
     with pytest.raises(ValueError, match="min_val 1 is larger than max_val 0"):
         nn.Hardtanh(1, 0)
+
+
+def test_on_a_gpu_targets_are_not_read_back_but_poison_the_loss(monkeypatch):
+    """On a GPU reading the targets would wait for the device: a bad target gives NaN instead.
+
+    Simulated on NumPy by saying the arrays are not in host memory.
+    """
+    monkeypatch.setattr(F, "_host_values", lambda array: False)
+    z = mg.tensor(np.array([[2.0, 1.0, 0.1], [0.0, 1.0, 0.0]]), requires_grad=True)
+    good = F.cross_entropy(z, np.array([0, 1]))
+    assert np.isfinite(good.item())
+    np.testing.assert_allclose(good.item(), 0.4842373651049423, rtol=1e-12)  # torch: the same
+    assert np.isnan(F.cross_entropy(z, np.array([0, 3])).item())
+    assert np.isnan(F.cross_entropy(z, np.array([-1, 1])).item())
