@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import backend
 from .tensor import Tensor
@@ -170,7 +171,7 @@ class Optimizer:
                         s[key] = group.buffers[key][1][j]
         return rest
 
-    def _in_sync(self, group: "_FlatGroup") -> bool:
+    def _in_sync(self, group: _FlatGroup) -> bool:
         """Whether every parameter of ``group`` has the same state, held in the group's views
         (the per-parameter loop, or ``load_state_dict``, may have made them differ)."""
         if group.synced:
@@ -203,7 +204,7 @@ class Optimizer:
     def _flatten(self, required: bool) -> None:
         """Put the parameters of each dtype and device into one flat buffer (see the module's
         docstring); parameters of other array libraries stay on the per-parameter path."""
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[tuple[Any, ...], list[int]] = {}
         for i, p in enumerate(self.params):
             if _can_flatten(p.data):
                 key = (type(p.data), str(p.data.dtype), backend.device_name(p.data))
@@ -390,14 +391,15 @@ def _describe(x: Any) -> str:
 
 
 def _number(owner: str, key: str, value: Any, low: float = 0.0, high: float | None = None,
-            high_open: bool = False) -> float:
+            high_open: bool = False) -> Any:
     """``value`` if it is a real number in [low, high] (or [low, high)); else a clear error."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{owner}: {key} must be a number; got {type(value).__name__} "
                         f"{value!r}")
     bound = "" if high is None else f" and {'<' if high_open else '<='} {high:g}"
-    ok = value >= low and (high is None or (value < high if high_open else value <= high))
-    if not ok or not math.isfinite(value):  # NaN fails every comparison
+    x = float(value)
+    ok = x >= low and (high is None or (x < high if high_open else x <= high))
+    if not ok or not math.isfinite(x):  # NaN fails every comparison
         raise ValueError(f"{owner}: {key} must be >= {low:g}{bound}, a finite number; got "
                          f"{value!r}")
     return value
@@ -434,6 +436,11 @@ class SGD(Optimizer):
     """
 
     hyperparameters = ("lr", "momentum", "dampening", "nesterov", "weight_decay")
+    lr: float
+    momentum: float
+    dampening: float
+    nesterov: bool
+    weight_decay: float
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, nesterov: bool = False,
@@ -500,6 +507,10 @@ class Adam(Optimizer):
     """
 
     hyperparameters = ("lr", "betas", "eps", "weight_decay")
+    lr: float
+    betas: tuple[float, float]
+    eps: float
+    weight_decay: float
 
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

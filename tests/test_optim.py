@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.data import moons
 from minigrad import nn, optim
+from minigrad.data import moons
 
 P0 = [1.0, -2.0]
 GRADS = [[0.5, -1.0], [0.25, 0.75], [-1.0, 2.0]]  # the gradient seen at steps 1, 2, 3
