@@ -505,14 +505,18 @@ class Tensor:
         a, b = _operands(self, other)
         sa, sb = a.shape, b.shape
         y = _binary(a, b, "pow", lambda x, e: x ** e)
+        # (the inner where()s only keep 0 ** -1 and log(0) from being computed where the
+        # outer where() throws them away: same values, no NumPy warnings)
         if not b.requires_grad:  # only the base needs a gradient (log of x may not exist)
             return op(y, (a,), lambda g, x, e: unbroadcast(
-                xp.where(e == 0, 0.0, g * e * x ** (e - 1)), sa), saved=(a.data, b.data),
-                name="pow")
+                xp.where(e == 0, 0.0, g * e * x ** xp.where(e == 0, 1.0, e - 1)), sa),
+                saved=(a.data, b.data), name="pow")
         return op(y, (a, b),  # x ** e: e * x ** (e - 1) for x, x ** e * log(x) for e
                   lambda g, x, e, y: (
-                      unbroadcast(xp.where(e == 0, 0.0, g * e * x ** (e - 1)), sa),
-                      unbroadcast(xp.where((x == 0) & (e >= 0), 0.0, g * y * xp.log(x)), sb)),
+                      unbroadcast(xp.where(e == 0, 0.0, g * e * x ** xp.where(e == 0, 1.0, e - 1)),
+                                  sa),
+                      unbroadcast(xp.where((x == 0) & (e >= 0), 0.0, g * y * xp.log(
+                          xp.where((x == 0) & (e >= 0), 1.0, x))), sb)),
                   saved=(a.data, b.data, y), name="pow")
 
     def __radd__(self, other: Any) -> "Tensor":
