@@ -516,3 +516,18 @@ def test_load_state_dict_is_all_or_nothing(fused):
     assert (opt_b.lr, opt_b.momentum) == (0.5, 0.5)
     np.testing.assert_array_equal(opt_b.state[3]["momentum_buffer"],
                                   good["state"][3]["momentum_buffer"])
+
+
+def test_model_converted_after_the_optimizer_falls_back_to_the_loop():
+    # Module.to(dtype=...) gives the parameters arrays of another dtype: the flat layout no
+    # longer fits, so the optimizer goes on one parameter at a time, updating the new arrays
+    model = nn.Linear(2, 1, seed=0)
+    opt = optim.SGD(model.parameters(), lr=0.5)
+    model.to(dtype="float32")
+    w0 = model.weight.data.copy()
+    opt.zero_grad()
+    model(mg.tensor(np.ones((1, 2), dtype=np.float32))).sum().backward()
+    assert model.weight.grad.dtype == np.float32
+    opt.step()
+    assert model.weight.dtype == np.float32 and not opt._groups
+    np.testing.assert_array_equal(model.weight.data, w0 - np.float32(0.5) * np.ones((1, 2)))
