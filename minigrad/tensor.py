@@ -755,12 +755,17 @@ class Tensor:
                   keepdim: bool | None = None) -> "Tensor":
         """``log(sum(exp(x)))`` over ``axis``, shifted by the max so that nothing overflows.
 
-        Gradient: ``exp(x - logsumexp(x))``, the softmax. Rows of ``-inf`` give ``-inf``.
+        Gradient: ``exp(x - logsumexp(x))``, the softmax. Rows of ``-inf`` give ``-inf``, and
+        so does an empty group (as PyTorch).
         """
         axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
         xp, x, shape = self._xp, self.data, self.shape
         kept = _kept_shape(shape, axis)
         axes = _axes(self.ndim, axis)
+        if _prod(shape[i] for i in axes) == 0:  # a sum of no terms is 0: log(0) = -inf
+            y = xp.full(kept if keepdims else _reduced_shape(shape, axes), float("-inf"),
+                        dtype=x.dtype)
+            return op(y, (self,), lambda g: xp.zeros(shape, dtype=g.dtype), name="logsumexp")
         m = xp.max(x, axis=axes, keepdims=True)
         m = xp.where(xp.isinf(m), 0.0, m)  # a row of -inf: no shift (keeps -inf - -inf away)
         y_kept = m + xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True))

@@ -214,6 +214,7 @@ CASES = [
     Case("logsumexp", lambda lib, F, x: lib.logsumexp(x, dim=1), [x64(Z)]),
     Case("logsumexp_neg_inf_row", lambda lib, F, x: x.logsumexp(dim=1),
          [x64([[-inf, -inf], [0.0, -inf], [1000.0, 1000.0]])]),
+    Case("logsumexp_of_empty", lambda lib, F, x: x.logsumexp(dim=1), [x64([[], []])]),
     Case("prod_with_zeros", lambda lib, F, x: x.prod(dim=1),
          [x64([[2.0, 0.0, 3.0], [0.0, 0.0, 3.0], [1.5, -2.0, 4.0]])]),
     Case("prod_all", lambda lib, F, x: x.prod(), [x64([[2.0, 0.5], [3.0, -1.0]])]),
