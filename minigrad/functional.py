@@ -78,6 +78,9 @@ def _check_targets(logits: Tensor, targets: Any, name: str) -> Any:
     t = targets.data if isinstance(targets, Tensor) else targets
     if isinstance(t, (list, int)):
         t = asarray(t, like=logits.data)
+    if not hasattr(t, "ndim") or not hasattr(t, "dtype"):
+        raise TypeError(f"{name}: targets must be an integer array or tensor of class indices; "
+                        f"got {type(targets).__name__}")
     if type(t) is not type(logits.data):  # e.g. targets on the CPU and logits on the GPU
         check_same_device(name, logits.data, t)
     if logits.ndim != 2:

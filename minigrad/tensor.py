@@ -723,6 +723,7 @@ class Tensor:
         kept = _kept_shape(shape, axis)
         axes = _axes(self.ndim, axis)
         n = _prod(shape[i] for i in axes)
+        _check_correction(correction)
         d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
         ss = xp.sum(d * d, axis=axes, keepdims=keepdims)
         denom = n - correction if n - correction > 0 else float("nan")  # NaN, as PyTorch
@@ -742,6 +743,7 @@ class Tensor:
         kept = _kept_shape(shape, axis)
         axes = _axes(self.ndim, axis)
         n = _prod(shape[i] for i in axes)
+        _check_correction(correction)
         d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
         denom = n - correction if n - correction > 0 else float("nan")  # NaN, as PyTorch
         sk = xp.sqrt(xp.sum(d * d, axis=axes, keepdims=True) / denom)  # std, axes kept
@@ -1511,7 +1513,7 @@ def _axes(ndim: int, axis: Any, name: str = "reduction") -> tuple[int, ...]:
     """The axes named by ``axis`` (an int, a tuple/list of ints, or None for all), each once."""
     if axis is None:
         return tuple(range(ndim))
-    items = (axis,) if isinstance(axis, int) else tuple(axis)
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     axes = tuple(_axis_index(ndim, a, name) for a in items)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{name}: axis {axis!r} names an axis twice")
@@ -1619,6 +1621,12 @@ def _pick(a: Any, b: Any, kind: str) -> Tensor:
         return unbroadcast(share, sa), unbroadcast(g - share, sb)
 
     return op(y, (a, b), vjp, saved=(a.data, b.data), name=kind)
+
+
+def _check_correction(correction: Any) -> None:
+    if _scalar(correction) is None:
+        raise TypeError(f"var/std: correction must be a number (1: unbiased, 0: NumPy's "
+                        f"default); got {correction!r}")
 
 
 def _need_matrix(t: Tensor, name: str) -> None:

@@ -290,3 +290,26 @@ def test_on_a_gpu_targets_are_not_read_back_but_poison_the_loss(monkeypatch):
     np.testing.assert_allclose(good.item(), 0.4842373651049423, rtol=1e-12)  # torch: the same
     assert np.isnan(F.cross_entropy(z, np.array([0, 3])).item())
     assert np.isnan(F.cross_entropy(z, np.array([-1, 1])).item())
+
+
+X23 = mg.tensor(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("call,error,words", [
+    (lambda: X23.sum(axis=1.5), TypeError, "an axis must be an int; got 1.5"),
+    (lambda: X23.mean(dim="a"), TypeError, "an axis must be an int"),
+    (lambda: F.cross_entropy(X23, "abc"), TypeError, "targets must be an integer array"),
+    (lambda: X23.var(correction="a"), TypeError, "correction must be a number"),
+    (lambda: X23 + None, TypeError, "expected numbers"),
+    (lambda: X23.clamp("a"), TypeError, "min must be a number"),
+    (lambda: X23.gather(1, [[0.5]]), TypeError, "index must hold integers"),
+    (lambda: X23.unsqueeze(0.5), IndexError, "dim must be an int"),
+    (lambda: X23.masked_fill(np.array([1, 0, 1]), 0.0), TypeError, "mask must be boolean"),
+    (lambda: F.one_hot(mg.tensor([0.5])), TypeError, "labels must be integers"),
+    (lambda: mg.cat([]), ValueError, "at least one tensor"),
+    (lambda: mg.zeros(2.5), ValueError, "non-negative ints"),
+    (lambda: F.gelu(X23, approximate="x"), ValueError, "approximate must be"),
+])
+def test_wrong_arguments_name_what_was_expected(call, error, words):
+    with pytest.raises(error, match=words.replace("(", r"\(").replace(".", r"\.")):
+        call()
