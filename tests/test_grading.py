@@ -270,8 +270,8 @@ def test_failures_say_what_went_wrong(classroom):
     assert "timed out after 5 s and was interrupted" in message("slow", "9.3")
     assert "of your code, in mean" in message("slow", "9.3")
     assert "its sandbox was ended" in message("stubborn", "9.3")
-    assert "kernel had stopped" in message("exits", "9.3")
-    assert "(exit status 3)" in _graded(book, "exits").issues[0].text
+    assert "notebook had stopped" in message("exits", "9.3")
+    assert "(exit status 3;" in _graded(book, "exits").issues[0].text
     assert "not attempted" in message("half_done", "9.3")
     assert "not valid JSON (line 1" in message("invalid_json", "9.1")
     assert "empty" in message("empty_file", "9.1")

@@ -445,7 +445,10 @@ def _collect(process: subprocess.Popen[bytes], lines: "queue.Queue[bytes | None]
                                               f"{options.cell_timeout:g} s limit"))
             return
         if line is None:   # the driver ended before the last step
-            code = process.poll()
+            try:
+                code: int | None = process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
             how = "it exited" if code in (0, None) else (
                 f"killed by signal {signal.Signals(-code).name}" if code < 0 and -code in
                 signal.valid_signals() else f"exit status {code}")
