@@ -26,7 +26,7 @@ import numpy as np
 # could not be imported is kept, to tell a user asking for "cuda" what is missing.
 _CUPY_IMPORT_ERROR: Exception | None = None
 try:
-    import cupy as cp  # type: ignore[import-not-found]
+    import cupy as cp
 except Exception as exc:  # pragma: no cover - depends on the machine
     cp = None
     _CUPY_IMPORT_ERROR = exc
@@ -196,11 +196,11 @@ def check_same_device(op: str, a: Any, b: Any) -> None:
 # scatter-add: the backward pass of ``x[index]``
 
 
-def _is_basic(index: tuple) -> bool:
+def _is_basic(index: tuple[Any, ...]) -> bool:
     return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in index)
 
 
-def scatter_add(xp: Any, shape: tuple, dtype: Any, index: Any, values: Any) -> Any:
+def scatter_add(xp: Any, shape: tuple[int, ...], dtype: Any, index: Any, values: Any) -> Any:
     """Return zeros of ``shape`` with ``values`` added at ``index`` (repeats add up).
 
     ``index`` is whatever ``x[index]`` was called with. Basic indices (ints, slices, ``None``,
@@ -223,7 +223,7 @@ def scatter_add(xp: Any, shape: tuple, dtype: Any, index: Any, values: Any) -> A
     return _scatter_add_onehot(xp, out, index, values)
 
 
-def _scatter_add_onehot(xp: Any, out: Any, index: tuple, values: Any) -> Any:
+def _scatter_add_onehot(xp: Any, out: Any, index: tuple[Any, ...], values: Any) -> Any:
     if index and index[-1] is Ellipsis:
         index = index[:-1]
     arrays = [i for i in index if not isinstance(i, (int, slice)) and i is not Ellipsis]
