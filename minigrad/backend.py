@@ -24,6 +24,10 @@ import numpy as np
 
 # CuPy is optional: present only with the ``gpu`` extra (cupy-cuda12x) or cupy-cuda13x. Why it
 # could not be imported is kept, to tell a user asking for "cuda" what is missing.
+#: An array of any array-API namespace (NumPy, CuPy, array-api-strict): they share no
+#: static type, so hints say ``Array`` where an array goes and mean any of them.
+Array = Any
+
 _CUPY_IMPORT_ERROR: Exception | None = None
 try:
     import cupy as cp

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backend import add_windows, is_floating, sliding_windows, window_slice
+from .backend import Array, add_windows, is_floating, sliding_windows, window_slice
 from .tensor import Tensor, op
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
 
-Array = Any
 IntPair = int | tuple[int, int]
 
 

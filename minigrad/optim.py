@@ -42,11 +42,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import backend
+from .backend import Array
 from .tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 
-Array = Any
 NewBuffer = Callable[[str], Array]  # name of a state -> a zero array for it
 
 

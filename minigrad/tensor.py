@@ -26,7 +26,7 @@ import numbers
 from heapq import heappop, heappush
 from typing import Any, Callable, NamedTuple, Sequence
 
-from .backend import (asarray, check_same_device, device_name, is_floating, namespace,
+from .backend import (Array, asarray, check_same_device, device_name, is_floating, namespace,
                       resolve_dtype, scatter_add, to_numpy)
 from .broadcast import broadcast_shapes, unbroadcast
 
@@ -40,7 +40,6 @@ __all__ = [
     "permute", "flatten", "transpose",
 ]
 
-Array = Any  # an array of any array-API namespace (NumPy, CuPy, array-api-strict)
 VJP = Callable[..., Any]
 
 

@@ -372,35 +372,8 @@ class Linear(Module):
                                                device=device)) if bias else None)
 
     def forward(self, x: Tensor) -> Tensor:
-        """``x @ weight.T + bias`` as one operation of the graph (not three).
-
-        Backward, with ``g`` the output's gradient: ``dx = g @ W``, ``dW = g.T @ x``,
-        ``db = sum(g, axis=0)``.
-        """
-        if not isinstance(x, Tensor):
-            x = Tensor(x)
-        xp, weight, bias = x._xp, self.weight, self.bias
-        batch_last = x.ndim == 2
-        # A batch (N, in) gives y = (W @ x.T).T: the same numbers as x @ W.T, stored batch-last
-        # ((out, N) in memory). NumPy then reduces y and its gradient, over the features
-        # (softmax) or over the batch (the bias gradient), several times faster.
-        y = (weight.data @ x.data.T).T if batch_last else x.data @ weight.data.T
-        if bias is not None:
-            y += bias.data
-        needs_dx, has_bias = x.requires_grad, bias is not None
-
-        def vjp(g: Any, x: Any, w: Any) -> tuple[Any, ...]:
-            if batch_last:
-                dx = (w.T @ g.T).T if needs_dx else None  # = g @ w, stored batch-last
-            else:  # one sample (in,), or extra batch axes (..., in): make it 2-D
-                dx = g @ w if needs_dx else None
-                g, x = xp.reshape(g, (-1, g.shape[-1])), xp.reshape(x, (-1, x.shape[-1]))
-            if has_bias:
-                return dx, g.T @ x, xp.sum(g, axis=0)
-            return dx, g.T @ x
-
-        parents: tuple[Tensor, ...] = (x, weight) if bias is None else (x, weight, bias)
-        return op(y, parents, vjp, saved=(x.data, weight.data), name="linear")
+        """``x @ weight.T + bias``: one fused operation of the graph, :func:`F.linear`."""
+        return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
