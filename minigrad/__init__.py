@@ -5,6 +5,10 @@
 >>> (x * x).sum().backward()
 >>> x.grad
 array([2., 4., 6.])
+
+Layout: this top level is the engine and library (tensor, backend, broadcast, functional,
+conv, nn, optim, graph, gradcheck, serialize, data). Imports: NumPy (in ``backend`` alone) and
+array-api-compat; never ``minigrad.export`` or ``minigrad.course``, which sit on top of it.
 """
 from .broadcast import unbroadcast
 from .gradcheck import gradcheck

@@ -8,6 +8,13 @@ Command line (from the repository root)::
 
 The functions the grader and the tests use are importable from here: :func:`release_notebook`,
 :func:`exercise_cells`, :func:`check_cells`, :func:`released_notebook`, :func:`cell_checksum`...
+
+What lives here: everything that exists for the course — ``checks/`` (one file per lesson),
+``grading/`` (the instructor's sandboxed grader), ``widgets/``, ``scalar.py`` (the scalar
+``Var`` the course starts from), ``byhand.py`` (the oracle), ``demos.py``, ``student.py`` and
+the notebooks' build and release. Imports: the engine and the standard library;
+``byhand.py`` and ``scalar.py`` import not even the engine (the oracle must not use what it
+checks). Nothing in the engine or in ``minigrad.export`` imports this package.
 """
 import importlib
 from typing import Any

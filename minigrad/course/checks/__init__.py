@@ -16,6 +16,9 @@ marks each check with :func:`exercise`.
 >>> from minigrad.course import checks
 >>> checks.lesson1.mul(mul)          # doctest: +SKIP
 ✓ mul: forward values and both gradients agree with the scalar engine and finite differences (4 cases)
+
+Imports: the engine, ``minigrad.course.scalar`` and ``byhand`` (the references the checks
+compare with), NumPy. Never the grader: the grader imports these checks, not the reverse.
 """
 from __future__ import annotations
 

@@ -18,6 +18,10 @@ weights come from ``minigrad.course.checks.lessonN.EXERCISES``. See :mod:`.submi
 the folder layout and the README's "Grading" section for the threat model. The grader needs
 ``nbformat``, ``ipython``, ``tqdm``, and what the lessons import (``matplotlib``): the
 ``grade`` extra has them all.
+
+Imports: the engine, ``minigrad.course`` (checks, the released notebooks) and the packages
+above. The student's code never runs in this process, and nothing here is imported by the
+engine, by ``minigrad.export`` or by the checks.
 """
 import importlib
 from typing import Any

@@ -4,6 +4,11 @@
 
     from minigrad.course.widgets import BroadcastBackward
     BroadcastBackward(shape_a="3,1", shape_b="1,4", op="+")
+
+What lives here: the broadcast plan (``plan.py``: which cells each result cell reads), the
+picture's data (``picture.py``, computed with minigrad's own forward and backward), the
+browser side (``broadcast_backward.js``, an anywidget ES module) and the PNG fallback. Imports:
+the engine, anywidget, traitlets and, for the PNG, matplotlib; never the checks or the grader.
 """
 from .shapes import ShapeError, parse_shape
 from .widget import BroadcastBackward
