@@ -1,4 +1,8 @@
-"""Finite-difference gradient checking.
+"""Finite-difference gradient checking: the one home of finite differences in minigrad.
+
+:func:`numerical_gradient` and :func:`numerical_vjp` work on plain arrays of any namespace
+(the course's checks and the tests of the hand-written layers use them);
+:func:`numerical_grad` and :func:`gradcheck` work on the engine's tensors.
 
 The engine's gradient of a scalar ``f`` with respect to an input ``x`` should match the central
 difference ``(f(x + eps) - f(x - eps)) / (2 eps)`` of every element of ``x``. It is computed in
@@ -6,12 +10,57 @@ float64, where ``eps = 1e-6`` leaves an error around 1e-9 for smooth functions.
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .backend import Array, namespace
 from .tensor import Tensor
 
-__all__ = ["gradcheck", "GradcheckResult", "numerical_grad"]
+__all__ = ["gradcheck", "GradcheckResult", "numerical_grad", "numerical_gradient",
+           "numerical_vjp"]
+
+
+def numerical_gradient(f: Callable[[Array], Any], x: Array, eps: float = 1e-6) -> Array:
+    """Central differences ``(f(x + eps e_i) - f(x - eps e_i)) / (2 eps)`` for every element.
+
+    ``f`` maps an array to a number. ``x`` is changed in place while this runs, one element at
+    a time, and restored afterwards, so ``f`` may read it through an object that holds it
+    (``lambda W: loss(layer)`` with ``W = layer.W``). The result is float64, shaped as ``x``.
+    """
+    xp = namespace(x)
+    grad = xp.zeros(x.shape, dtype=xp.float64)
+    for i in itertools.product(*(range(n) for n in x.shape)):
+        old = x[i]
+        x[i] = old + eps
+        up = float(f(x))
+        x[i] = old - eps
+        down = float(f(x))
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def numerical_vjp(f: Callable[..., Array], inputs: Sequence[Array], g: Array,
+                  eps: float = 1e-6) -> list[Array]:
+    """The vector-Jacobian product by finite differences: the gradient of
+    ``sum(g * f(*inputs))`` with respect to each input, in float64.
+
+    ``f`` gets float64 copies of the inputs, a fresh copy at every call, so an ``f`` that
+    writes into its arguments changes nothing here.
+    """
+    xp = namespace(inputs[0]) if inputs else namespace(g)
+    args = [xp.astype(xp.asarray(x), xp.float64, copy=True) for x in inputs]
+    g = xp.astype(xp.asarray(g), xp.float64)
+    grads = []
+    for k in range(len(args)):
+        def scalar(xk: Array, k: int = k) -> float:
+            moved = [xp.asarray(a, copy=True) for a in args]
+            moved[k] = xp.asarray(xk, copy=True)
+            return float(xp.sum(g * xp.astype(xp.asarray(f(*moved)), xp.float64)))
+        grads.append(numerical_gradient(scalar, args[k], eps))
+    return grads
 
 
 @dataclass
@@ -54,17 +103,14 @@ def numerical_grad(fn: Callable[..., Tensor], inputs: list[Tensor], which: int,
     """Central differences of ``_as_scalar(fn(*inputs))`` with respect to ``inputs[which]``."""
     x = inputs[which]
     xp = x._xp
-    flat = xp.reshape(x.data, (-1,))
-    grad = []
-    for i in range(flat.shape[0]):
-        bump = xp.reshape(xp.astype(xp.arange(flat.shape[0]) == i, xp.float64) * eps, x.shape)
-        values = []
-        for sign in (1.0, -1.0):
-            moved = [Tensor(t.data + sign * bump) if k == which else t.detach()
-                     for k, t in enumerate(inputs)]
-            values.append(float(_as_scalar(fn(*moved)).data))
-        grad.append((values[0] - values[1]) / (2 * eps))
-    return xp.reshape(xp.asarray(grad, dtype=xp.float64), x.shape)
+    moved = xp.astype(x.data, xp.float64, copy=True)
+    others = [t.detach() for t in inputs]
+
+    def value(v: Array) -> float:
+        args = [Tensor(v) if k == which else t for k, t in enumerate(others)]
+        return float(_as_scalar(fn(*args)).data)
+
+    return numerical_gradient(value, moved, eps)
 
 
 def gradcheck(fn: Callable[..., Tensor], *inputs: Any, eps: float = 1e-6, atol: float = 1e-6,

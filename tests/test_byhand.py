@@ -9,6 +9,7 @@ import pytest
 import minigrad as mg
 from minigrad import nn, optim
 from minigrad.course import byhand
+from minigrad.gradcheck import numerical_gradient
 from minigrad.data import batches, moons
 
 
@@ -35,9 +36,9 @@ def test_linear_backward_against_finite_differences():
     def loss(_):
         return weighted(layer.forward(x))[0]
 
-    np.testing.assert_allclose(layer.dW, byhand.numerical_grad(loss, layer.W), atol=1e-8)
-    np.testing.assert_allclose(layer.db, byhand.numerical_grad(loss, layer.b), atol=1e-8)
-    np.testing.assert_allclose(dx, byhand.numerical_grad(loss, x), atol=1e-8)
+    np.testing.assert_allclose(layer.dW, numerical_gradient(loss, layer.W), atol=1e-8)
+    np.testing.assert_allclose(layer.db, numerical_gradient(loss, layer.b), atol=1e-8)
+    np.testing.assert_allclose(dx, numerical_gradient(loss, x), atol=1e-8)
 
 
 @pytest.mark.parametrize("layer_class", [byhand.ReLU, byhand.Sigmoid])
@@ -47,7 +48,7 @@ def test_activation_backward_against_finite_differences(layer_class):
     x[np.abs(x) < 1e-3] = 0.5  # keep away from ReLU's kink
     _, w = weighted(layer.forward(x))
     dx = layer.backward(w)
-    numeric = byhand.numerical_grad(lambda x: weighted(layer.forward(x))[0], x)
+    numeric = numerical_gradient(lambda x: weighted(layer.forward(x))[0], x)
     np.testing.assert_allclose(dx, numeric, atol=1e-8)
 
 
@@ -57,7 +58,7 @@ def test_softmax_cross_entropy_against_finite_differences():
     t = np.array([0, 3, 1, 1, 2, 0])
     loss_fn.forward(z, t)
     dz = loss_fn.backward()
-    numeric = byhand.numerical_grad(lambda z: loss_fn.forward(z, t), z)
+    numeric = numerical_gradient(lambda z: loss_fn.forward(z, t), z)
     np.testing.assert_allclose(dz, numeric, atol=1e-9)
     assert loss_fn.backward(2.0) == pytest.approx(2 * dz)
 
@@ -69,7 +70,7 @@ def test_whole_mlp_against_finite_differences():
     loss_fn.forward(model.forward(X), y)
     model.backward(loss_fn.backward())
     for p, dp in model.params():
-        numeric = byhand.numerical_grad(lambda _: loss_fn.forward(model.forward(X), y), p)
+        numeric = numerical_gradient(lambda _: loss_fn.forward(model.forward(X), y), p)
         np.testing.assert_allclose(dp, numeric, atol=1e-9)
 
 

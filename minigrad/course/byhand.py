@@ -27,8 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Linear", "ReLU", "Sigmoid", "SoftmaxCrossEntropy", "MLP", "sgd_step", "train",
-           "numerical_grad"]
+__all__ = ["Linear", "ReLU", "Sigmoid", "SoftmaxCrossEntropy", "MLP", "sgd_step", "train"]
 
 
 class Linear:
@@ -215,25 +214,3 @@ def train(model: MLP, X: np.ndarray, y: np.ndarray, epochs: int = 10, lr: float 
             if callback is not None:
                 callback(len(losses), loss)
     return losses
-
-
-def numerical_grad(f: Callable[[np.ndarray], float], x: np.ndarray,
-                   eps: float = 1e-6) -> np.ndarray:
-    """Central differences ``(f(x + eps e_i) - f(x - eps e_i)) / (2 eps)`` for every element.
-
-    ``x`` is modified in place during the computation and restored afterwards, so ``f`` may
-    read it through a layer that holds it (e.g. ``lambda W: loss(layer)`` with ``W = layer.W``).
-    """
-    grad = np.zeros_like(x, dtype=np.float64)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
-    if not np.shares_memory(flat, x):
-        raise ValueError("numerical_grad: x must be contiguous (it is changed in place)")
-    for i in range(flat.size):
-        old = flat[i]
-        flat[i] = old + eps
-        up = f(x)
-        flat[i] = old - eps
-        down = f(x)
-        flat[i] = old
-        gflat[i] = (up - down) / (2 * eps)
-    return grad

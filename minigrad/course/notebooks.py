@@ -23,7 +23,6 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Iterable
 
 import nbformat
 
@@ -395,11 +394,3 @@ def stale(root: str | Path | None = None, include_package: bool = True) -> list[
             if path.name not in released:
                 problems.append(f"{path}: has no solutions/{path.name}")
     return problems
-
-
-def iter_code_sources(nb: dict) -> Iterable[tuple[int, dict, str]]:
-    """``(index, cell, source)`` for every code cell (source joined into one string)."""
-    for i, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] == "code":
-            src = cell["source"]
-            yield i, cell, src if isinstance(src, str) else "".join(src)

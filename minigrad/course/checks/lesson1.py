@@ -112,11 +112,6 @@ def _ref_backward(root: T) -> None:
             parent.grad = g if parent.grad is None else parent.grad + g
 
 
-def _named(t: T, name: str) -> T:
-    t.name = name
-    return t
-
-
 def _r_add(a: T, b: T, name: str = "") -> T:
     return T(a.data + b.data, (a, b), lambda g: (g, g), name)
 
