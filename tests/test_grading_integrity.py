@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import os
 import sys
 from pathlib import Path
 
@@ -243,3 +244,19 @@ def test_preflight_passes_fails_and_skips(tmp_path, monkeypatch):
     assert failed.status == "failed" and not failed.ok
     assert "09_toy: 3/4" in failed.message and "9.1" in failed.message
     assert preflight(lessons, tmp_path / "none", options).status == "skipped"
+
+
+def test_a_checkout_under_tmp_stays_visible_in_the_sandbox(tmp_path):
+    """The private folder becomes /tmp before the read-only folders are mounted, so a checkout
+    or virtual environment under /tmp (a CI clone) is mounted on top of it, not hidden by it."""
+    from minigrad.course.grading import sandbox
+
+    extra = tmp_path / "checkout" / "pkg"   # pytest's tmp_path lives under /tmp here
+    extra.mkdir(parents=True)
+    argv, _ = sandbox.command(sandbox.SandboxSpec(workdir=tmp_path / "job",
+                                                  python_path=[str(extra)]))
+    tmp_bind = next(i for i in range(len(argv) - 2)
+                    if argv[i] == "--bind" and argv[i + 2] == "/tmp")
+    ro = next(i for i in range(len(argv) - 2)
+              if argv[i] == "--ro-bind" and argv[i + 1] == os.path.realpath(extra))
+    assert tmp_bind < ro, "the job's /tmp would hide a read-only folder under /tmp"

@@ -161,8 +161,12 @@ def command(spec: SandboxSpec, sandboxed: bool = True) -> tuple[list[str], dict[
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
+    # The job's private folder becomes /tmp *before* the read-only folders are mounted: a
+    # checkout or virtual environment that lives under /tmp (a CI clone, say) is then mounted
+    # on top of it, instead of being hidden by it.
+    argv += ["--bind", str(spec.workdir), "/tmp"]
     paths = _read_only_paths(spec.python_path)
-    made: set[str] = set()
+    made: set[str] = {"/tmp"}
     for path in paths:   # the folders above each one, readable by the job's user id
         for above in reversed(Path(path).parents[:-1]):
             if str(above) not in made and not any(str(above) == t or str(above).startswith(
@@ -171,8 +175,7 @@ def command(spec: SandboxSpec, sandboxed: bool = True) -> tuple[list[str], dict[
                 argv += ["--perms", "0755", "--dir", str(above)]
     for path in paths:
         argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--bind", str(spec.workdir), "/tmp",
-             "--chdir", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
     for name, value in env.items():
         argv += ["--setenv", name, value]
     return argv + ["--", *driver], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
