@@ -131,7 +131,7 @@ def wait_drawn(page, revision_text: str) -> None:
         """(t) => { const root = document.querySelector('.mg-bb');
                     return root && !root.classList.contains('mg-busy-now') &&
                            root.querySelector('.mg-message').innerText.includes(t); }""",
-        arg=revision_text, timeout=20_000)
+        arg=revision_text, timeout=60_000)
 
 
 def type_shape(page, which: str, text: str) -> None:
@@ -257,7 +257,7 @@ def test_the_widget_in_voila(voila_url, playwright, tmp_path):
         typed.press("Enter")
         page.wait_for_function("""() => document.querySelector(
             ".mg-bb .mg-cell[data-grid='A.grad'][data-k='0'] .mg-value").textContent === '10'""",
-            timeout=20_000)
+            timeout=60_000)
         cell(page, "A.grad", 0).hover()
         assert info.inner_text() == "A.grad[0, 0] = 1 + 2 + 3 + 4 = 10"
         page.select_option(".mg-bb .mg-upstream", value="ones")
