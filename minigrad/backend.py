@@ -22,6 +22,8 @@ import array_api_compat
 import array_api_compat.numpy as _compat_numpy
 import numpy as np
 
+from ._utils import pair
+
 # CuPy is optional: present only with the ``gpu`` extra (cupy-cuda12x) or cupy-cuda13x. Why it
 # could not be imported is kept, to tell a user asking for "cuda" what is missing.
 #: An array of any array-API namespace (NumPy, CuPy, array-api-strict): they share no
@@ -257,10 +259,6 @@ def _scatter_add_onehot(xp: Any, out: Any, index: tuple[Any, ...], values: Any) 
 # sliding windows: the patches of a convolution or a pooling layer
 
 
-def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
-    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
 def sliding_windows(x: Any, kh: int, kw: int, stride: int | tuple[int, int] = 1) -> Any:
     """Return the ``kh x kw`` windows of ``x`` (N, C, H, W) as (N, C, OH, OW, kh, kw).
 
@@ -270,7 +268,7 @@ def sliding_windows(x: Any, kh: int, kw: int, stride: int | tuple[int, int] = 1)
     on two new axes.
     """
     n, c, h, w = x.shape
-    sh, sw = _pair(stride)
+    sh, sw = pair(stride, "sliding_windows", "stride", low=1)
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
     if isinstance(x, np.ndarray) or (cp is not None and isinstance(x, cp.ndarray)):
         shape = (n, c, oh, ow, kh, kw)
@@ -307,7 +305,7 @@ def add_windows(out: Any, windows: Any, stride: int | tuple[int, int] = 1) -> An
     Returns ``out``.
     """
     *_, oh, ow, kh, kw = windows.shape
-    sh, sw = _pair(stride)
+    sh, sw = pair(stride, "add_windows", "stride", low=1)
     lib = np if isinstance(out, np.ndarray) else (
         cp if cp is not None and isinstance(out, cp.ndarray) else None)
     if lib is not None and sh >= kh and sw >= kw:  # disjoint windows: one strided add

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._utils import pair
 from .backend import Array, add_windows, is_floating, sliding_windows, window_slice
 from .tensor import Tensor, op
 
@@ -77,9 +78,9 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
     >>> conv2d(x, w, padding=1).shape
     (1, 2, 4, 4)
     """
-    sh, sw = _pair(stride, "conv2d", "stride", low=1)
-    ph, pw = _pair(padding, "conv2d", "padding", low=0)
-    dh, dw = _pair(dilation, "conv2d", "dilation", low=1)
+    sh, sw = pair(stride, "conv2d", "stride", low=1)
+    ph, pw = pair(padding, "conv2d", "padding", low=0)
+    dh, dw = pair(dilation, "conv2d", "dilation", low=1)
     if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
         raise ValueError(f"conv2d: groups must be a positive int; got {groups!r}")
     if groups > 1:
@@ -165,8 +166,8 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
     maximum; when several hold it, to the first of them in row-major order, as PyTorch does.
     (A window with a NaN outputs NaN, and its gradient goes to its last position.)
     """
-    kh, kw = _pair(kernel_size, "max_pool2d", "kernel_size", low=1)
-    sh, sw = (kh, kw) if stride is None else _pair(stride, "max_pool2d", "stride", low=1)
+    kh, kw = pair(kernel_size, "max_pool2d", "kernel_size", low=1)
+    sh, sw = (kh, kw) if stride is None else pair(stride, "max_pool2d", "stride", low=1)
     if x.ndim != 4:
         raise ValueError(f"max_pool2d: expected x of shape (N, C, H, W); got shape {x.shape}")
     h, w = x.shape[2:]
@@ -229,9 +230,9 @@ def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
     Backward: each window's gradient, divided by ``kh * kw``, is added to every position of
     the window (where windows overlap, the shares add up).
     """
-    kh, kw = _pair(kernel_size, "avg_pool2d", "kernel_size", low=1)
-    sh, sw = (kh, kw) if stride is None else _pair(stride, "avg_pool2d", "stride", low=1)
-    ph, pw = _pair(padding, "avg_pool2d", "padding", low=0)
+    kh, kw = pair(kernel_size, "avg_pool2d", "kernel_size", low=1)
+    sh, sw = (kh, kw) if stride is None else pair(stride, "avg_pool2d", "stride", low=1)
+    ph, pw = pair(padding, "avg_pool2d", "padding", low=0)
     if x.ndim != 4:
         raise ValueError(f"avg_pool2d: expected x of shape (N, C, H, W); got shape {x.shape}")
     if 2 * ph > kh or 2 * pw > kw:
@@ -311,18 +312,6 @@ def _weight_grad(xp: Any, g_mat: Array, cols: Array, oh: int, w_shape: tuple[int
     g_rows = xp.permute_dims(xp.reshape(g_mat, (c_out, oh, -1)), (1, 2, 0))  # (OH, OW*N, C_out)
     col_rows = xp.permute_dims(xp.reshape(cols, (k, oh, -1)), (1, 0, 2))  # (OH, K, OW*N)
     return xp.reshape(xp.matrix_transpose(xp.sum(col_rows @ g_rows, axis=0)), w_shape)
-
-
-def _pair(value: Any, fn: str, name: str, low: int) -> tuple[int, int]:
-    """``3 -> (3, 3)``; ``(2, 3)`` stays; anything else, or below ``low``, is an error."""
-    pair = (value, value) if isinstance(value, int) else tuple(value) \
-        if isinstance(value, (tuple, list)) else None
-    if (pair is None or len(pair) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
-                                                   for v in pair)):
-        raise TypeError(f"{fn}: {name} must be an int or a pair of ints; got {value!r}")
-    if min(pair) < low:
-        raise ValueError(f"{fn}: {name} must be >= {low}; got {value!r}")
-    return pair
 
 
 def _check_conv(x: Tensor, weight: Tensor, bias: Tensor | None) -> tuple[int, ...]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import math
 import numbers
 from heapq import heappop, heappush
 from typing import Any, Callable, NamedTuple, Sequence
@@ -706,7 +707,7 @@ class Tensor:
              keepdim: bool | None = None) -> "Tensor":
         """Mean over ``axis``: a sum divided by the number of values averaged (NaN if none)."""
         axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
-        count = _prod(self.shape[i] for i in _axes(self.ndim, axis))
+        count = math.prod(self.shape[i] for i in _axes(self.ndim, axis))
         total = self.sum(axis=axis, keepdims=keepdims)
         return total / count if count else total * float("nan")
 
@@ -721,7 +722,7 @@ class Tensor:
         xp, shape = self._xp, self.shape
         kept = _kept_shape(shape, axis)
         axes = _axes(self.ndim, axis)
-        n = _prod(shape[i] for i in axes)
+        n = math.prod(shape[i] for i in axes)
         _check_correction(correction)
         d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
         ss = xp.sum(d * d, axis=axes, keepdims=keepdims)
@@ -741,7 +742,7 @@ class Tensor:
         xp, shape = self._xp, self.shape
         kept = _kept_shape(shape, axis)
         axes = _axes(self.ndim, axis)
-        n = _prod(shape[i] for i in axes)
+        n = math.prod(shape[i] for i in axes)
         _check_correction(correction)
         d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
         denom = n - correction if n - correction > 0 else float("nan")  # NaN, as PyTorch
@@ -763,7 +764,7 @@ class Tensor:
         xp, x, shape = self._xp, self.data, self.shape
         kept = _kept_shape(shape, axis)
         axes = _axes(self.ndim, axis)
-        if _prod(shape[i] for i in axes) == 0:  # a sum of no terms is 0: log(0) = -inf
+        if math.prod(shape[i] for i in axes) == 0:  # a sum of no terms is 0: log(0) = -inf
             y = xp.full(kept if keepdims else _reduced_shape(shape, axes), float("-inf"),
                         dtype=x.dtype)
             return op(y, (self,), lambda g: xp.zeros(shape, dtype=g.dtype), name="logsumexp")
@@ -923,7 +924,7 @@ class Tensor:
                              f"for shape {shape}")
         if not shape:
             return self.reshape((1,))
-        return self.reshape(shape[:start] + (_prod(shape[start:end + 1]),) + shape[end + 1:])
+        return self.reshape(shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
     def unsqueeze(self, dim: int) -> "Tensor":
         """Insert an axis of size 1 at position ``dim`` (from ``-ndim - 1`` to ``ndim``)."""
@@ -1369,10 +1370,6 @@ def _scalar(x: Any) -> Any:
     return None
 
 
-def _is_number(x: Any) -> bool:
-    return _scalar(x) is not None
-
-
 def _raw(x: Any) -> Any:
     return x.data if isinstance(x, Tensor) else x
 
@@ -1474,13 +1471,6 @@ def _binary(a: Tensor, b: Tensor, name: str, fn: Callable[[Array, Array], Array]
         check_same_device(name, a.data, b.data)  # raises naming both devices (CPU and GPU)
         broadcast_shapes(a.shape, b.shape, op=name)  # raises with the axes that clash
         raise
-
-
-def _prod(shape: Any) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _reduce_args(axis: Any, dim: Any, keepdims: bool, keepdim: bool | None) -> tuple[Any, bool]:
