@@ -309,10 +309,13 @@ function render({model, el: root}) {
     const d = data();
     const view = current();
     const forward = model.get("view") === "forward";
-    shapeA.value = model.get("shape_a");
-    shapeB.value = model.get("shape_b");
+    // A box the student is typing in keeps what is typed: a redraw that arrives meanwhile
+    // (from an earlier change) must not overwrite it.
+    const typing = (box) => box.getRootNode().activeElement === box;
+    if (!typing(shapeA)) shapeA.value = model.get("shape_a");
+    if (!typing(shapeB)) shapeB.value = model.get("shape_b");
     upstream.value = model.get("upstream");
-    typed.value = model.get("typed");
+    if (!typing(typed)) typed.value = model.get("typed");
     typed.hidden = model.get("upstream") !== "typed";
     opButtons.forEach((b) => b.setAttribute("aria-pressed", `${b.dataset.op === model.get("op")}`));
     presets.replaceChildren(el("option", {value: "", text: "Try a preset…"}),
