@@ -3,41 +3,32 @@
 Every operation keeps the arrays its backward rule needs (``saved=`` in :func:`minigrad.op`).
 :func:`saved_bytes` adds them up, so a student can watch the memory a graph holds and see it
 released by ``backward()`` and by ``del``. :func:`draw` pictures the graph with matplotlib.
+
+:func:`topological_order` is the one topological order of the repository: it is defined in
+``minigrad._utils`` (which imports nothing) so that the stand-alone scalar engine can use it
+too, and this module is its public name. ``Tensor.backward()`` does not use it: it orders the
+graph while it runs, by the number each tensor got when it was made (see the comment there).
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from ._utils import topological_order
 from .backend import to_numpy
 from .tensor import Tensor
 
-__all__ = ["count_ops", "draw", "nodes", "saved_arrays", "saved_bytes", "to_dot"]
+__all__ = ["count_ops", "draw", "nodes", "saved_arrays", "saved_bytes", "to_dot",
+           "topological_order"]
 
 
 def nodes(root: Tensor) -> list[Tensor]:
     """Every tensor of the graph behind ``root`` that needs a gradient, inputs first.
 
-    A depth-first walk with an explicit stack (no recursion: a chain 10,000 operations deep
-    works). A tensor is marked visited when it is popped, so one reached early through a
-    short path still comes after every parent it has along a longer one.
+    The order is :func:`topological_order` over the parents that need a gradient (constants
+    are left out: no gradient flows into them).
     """
-    order: list[Tensor] = []
-    visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
-    while stack:
-        node, parents_done = stack.pop()
-        if parents_done:  # every parent is already in the order: the node can follow
-            order.append(node)
-            continue
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
-        stack.append((node, True))
-        for parent in node._parents:
-            if parent.requires_grad and id(parent) not in visited:
-                stack.append((parent, False))
-    return order
+    return topological_order(root, lambda t: [p for p in t._parents if p.requires_grad])
 
 
 def saved_arrays(root: Tensor) -> Iterator[Any]:
@@ -115,26 +106,6 @@ def _shape_of(node: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in shape)
 
 
-def _walk(root: Any) -> list[Any]:
-    """Every node behind ``root`` (constants included), each after its parents, no recursion."""
-    order: list[Any] = []
-    visited: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, parents_done = stack.pop()
-        if parents_done:
-            order.append(node)
-            continue
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
-        stack.append((node, True))
-        for parent in _parents_of(node):
-            if id(parent) not in visited:
-                stack.append((parent, False))
-    return order
-
-
 def _short(array: Any) -> str:
     """A gradient in a few characters: the values when there are at most 4, else the shape."""
     values = to_numpy(array)  # on the host, whatever the namespace
@@ -193,7 +164,7 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
-    nodes_in_order = _walk(root)
+    nodes_in_order = topological_order(root, _parents_of)  # constants too
     labels = {id(t): n for t, n in (names or {}).items()}
     column: dict[int, int] = {}
     for node in nodes_in_order:  # parents first: a column one right of the furthest parent

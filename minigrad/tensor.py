@@ -389,7 +389,9 @@ class Tensor:
         # inputs. Running the waiting tensors newest first is therefore a topological order: a
         # VJP runs once, after every use of its tensor has sent its gradient back. ``pending``
         # maps a number to [tensor, sum of the gradients so far]; a heap of the negated numbers
-        # (plain ints: cheap to compare) hands out the newest.
+        # (plain ints: cheap to compare) hands out the newest. This is faster than the one
+        # topological order (graph.topological_order): no walk of the graph before the pass,
+        # and only the tensors a gradient reaches are visited.
         pending = {self._seq: [self, grad]}
         waiting = [-self._seq]
         while waiting:

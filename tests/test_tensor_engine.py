@@ -291,6 +291,46 @@ def test_graph_nodes_come_after_all_their_parents():
             assert position[id(p)] < position[id(t)]
 
 
+def _diamond_var():
+    from minigrad.course.scalar import Var
+    x = Var(0.5)
+    a = x * 2.0
+    return a * a.tanh()  # a reaches the root directly and through tanh
+
+
+def _diamond_lesson_one():
+    from minigrad.course.checks.lesson1 import ReferenceTensor as T
+    x = T(0.5)
+    a = T(2 * x.data, (x,))
+    b = T(np.tanh(a.data), (a,))
+    return T(a.data * b.data, (a, b))
+
+
+def _deep_chain_var():
+    from minigrad.course.scalar import Var
+    y = Var(0.1)
+    for _ in range(5000):  # deeper than the recursion limit
+        y = y * 1.0
+    return y
+
+
+@pytest.mark.parametrize("make, size", [
+    (_diamond_var, 5),           # the scalar engine's Var (x, 2.0, a, tanh a, root)
+    (_diamond_lesson_one, 4),    # lesson 1's Tensor, as the checks build it
+    (_deep_chain_var, 10_001),   # 5,000 products: an input and a constant each, and x
+], ids=["scalar Var", "lesson 1 Tensor", "a chain of 5,000"])
+def test_the_one_topological_order_puts_each_node_once_after_its_parents(make, size):
+    """graph.topological_order is the one order of the repository: Var, lesson 1's Tensor and
+    minigrad's graph (graph.nodes, above) are all walked by it."""
+    root = make()
+    order = graph.topological_order(root)
+    position = {id(n): i for i, n in enumerate(order)}
+    assert len(order) == len(position) == size and order[-1] is root
+    for node in order:
+        for parent in node.parents:
+            assert position[id(parent)] < position[id(node)]
+
+
 # --- gradcheck reports where it disagrees ----------------------------------------------------
 
 

@@ -12,7 +12,9 @@ The backward pass is then the chain rule, applied in reverse topological order::
 
 Nothing in a ``Var`` refers back to the ``Var`` itself, so a graph holds no reference cycles
 and is freed as soon as its last ``Var`` goes away. This module is standalone: it does not
-import the tensor engine or NumPy.
+import the tensor engine or NumPy. The one thing it shares is the topological order, from
+``minigrad._utils``, a module that imports nothing (the same walk orders lesson 1's graphs and
+minigrad's; a student's own version of it is the solution of exercise 1.2).
 
 >>> x, y = Var(2.0), Var(3.0)
 >>> z = x * y + x.exp()
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 import math
 from typing import Union
+
+from minigrad._utils import topological_order
 
 __all__ = ["Var"]
 
@@ -142,7 +146,7 @@ class Var:
         of 10,000 operations works), then the chain rule runs from ``self`` back to the leaves.
         Gradients accumulate across calls, as in PyTorch: set ``v.grad = 0.0`` to start over.
         """
-        order = _topological_order(self)
+        order = topological_order(self)  # each Var after its parents
         grads = {id(self): 1.0}  # this pass's gradients, kept apart from earlier passes
         for node in reversed(order):
             g = grads.pop(id(node), 0.0)
@@ -165,23 +169,3 @@ def _pow_exponent_grad(x: float, y: float) -> float:
     if x > 0:
         return y * math.log(x)
     return 0.0 if x == 0 else math.nan
-
-
-def _topological_order(root: Var) -> list[Var]:
-    """Every ``Var`` that ``root`` depends on, each after all of its parents."""
-    order: list[Var] = []
-    visited: set[int] = set()
-    stack: list[tuple[Var, bool]] = [(root, False)]
-    while stack:
-        node, parents_done = stack.pop()
-        if parents_done:  # all of its parents are in the order already: it can follow them
-            order.append(node)
-            continue
-        if id(node) in visited:  # reached again through another path
-            continue
-        visited.add(id(node))
-        stack.append((node, True))
-        for parent in node.parents:
-            if id(parent) not in visited:
-                stack.append((parent, False))
-    return order
