@@ -7,10 +7,17 @@ the lesson's table do not pass), and compares with two references: the engine
 (:mod:`minigrad.nn`, :mod:`minigrad.functional`) and the hand-built layers of
 :mod:`minigrad.course.byhand`. On failure the message names the case, expected vs got, and the
 mistake that usually causes it.
+
+Every check is split in three (see :class:`minigrad.course.checks.Split`): ``probe`` makes the
+networks and data (the lesson's own in a notebook, fresh random ones of random sizes in the
+grader), ``run`` calls the student's function on them and sends back what came out (logits,
+gradients, losses, final parameters) as plain data, and ``judge`` computes the expected values
+from the probes and names the mistake. Only what can be seen inside the student's process alone
+(an object's type, memory shared with an input) is decided by ``run``.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
@@ -18,7 +25,8 @@ from minigrad import Tensor
 from minigrad.course import byhand
 from minigrad import functional as F
 from minigrad import nn
-from minigrad.course.checks import CheckFailed, exercise, passed, require_student, student_code
+from minigrad.course.checks import (CheckFailed, Split, exercise, require_student, show,
+                                    student_code)
 
 __all__ = ["EXERCISES", "NETWORK", "network", "hand_gradients", "train_loop"]
 
@@ -38,6 +46,11 @@ NETWORK = {
     "b2": np.array([0.05, -0.05]),
 }
 
+_WEIGHTS = ("W1", "b1", "W2", "b2")
+_LESSONS_NETWORK = "the lesson's 2-2-2 network"
+_CHECK_41, _CHECK_42, _CHECK_43 = ("check 4.1 (network)", "check 4.2 (hand_gradients)",
+                                   "check 4.3 (train)")
+
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
@@ -51,17 +64,104 @@ def _fail(check: str, case: str, expected: Any, got: Any, cause: str) -> CheckFa
         f"  usual cause: {cause}")
 
 
+def _malformed(check: str, what: str, got: Any) -> NoReturn:
+    """Refuse data sent back by ``run`` that does not have the shape ``run`` gives it."""
+    raise CheckFailed(f"{check}: the values sent back for judging are malformed: expected "
+                      f"{what}; got {show(got)}")
+
+
 def _fmt(a: Any) -> str:
     return np.array2string(np.asarray(a, dtype=float), precision=6, suppress_small=True,
                            separator=", ").replace("\n", "")
 
 
-def _array(x: Any) -> np.ndarray:
-    return np.asarray(x.data if isinstance(x, Tensor) else x, dtype=float)
-
-
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
+
+
+def _sent(x: Any) -> Any:
+    """``run``'s copy of a value the student's code returned: a float array (a Tensor's data),
+    or ``{"type": name}`` when it is not an array of numbers."""
+    try:
+        return np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return {"type": type(x).__name__}
+
+
+def _received(value: Any) -> tuple[np.ndarray | None, str]:
+    """``judge``'s reading of a value :func:`_sent` made: ``(array, "")``, or ``(None, what it
+    was instead)``. Anything else that came back is described, never trusted."""
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return None, value["type"]
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return value.astype(np.float64), ""
+    return None, f"malformed data ({show(value, 60)})"
+
+
+def _entry(record: Any, key: str, check: str) -> Any:
+    """``record[key]``, where ``record`` is a dict that ``run`` sent back."""
+    if not isinstance(record, dict) or key not in record:
+        _malformed(check, f"a dict with the key {key!r}", record)
+    return record[key]
+
+
+class _Outputs(dict):
+    """What ``run`` sends back: a plain dict. In a notebook it also carries, as ``.error``, the
+    :class:`CheckFailed` that stopped the run, so that the judge can raise that very error and
+    the student still sees the lines of their code that raised. The attribute never crosses
+    the sandbox's edge: the grader receives the dict alone, and the message in it."""
+
+    error: CheckFailed | None = None
+
+
+def _run_cases(cases: list[dict[str, Any]], run_one: Callable[[dict[str, Any]], dict[str, Any]]
+               ) -> _Outputs:
+    """``{"cases": [run_one(case), ...]}``, in order. The first :class:`CheckFailed` (the
+    student's code raised, say) stops the run and is sent back as ``"stopped"``: the judge
+    raises it only once the cases before it are judged right, so that, as in the lesson, the
+    first wrong case is the one reported."""
+    results: list[dict[str, Any]] = []
+    for case in cases:
+        try:
+            results.append(run_one(case))
+        except CheckFailed as error:
+            outputs = _Outputs(cases=results, stopped=str(error))
+            outputs.error = error
+            return outputs
+    return _Outputs(cases=results)
+
+
+def _judged_cases(cases: list[dict[str, Any]], outputs: Any, check: str
+                  ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """The pairs (case, what ``run`` sent back for it) for the judge to compare, in order; then,
+    if the run stopped at the next case, its error (see :func:`_run_cases`)."""
+    results = _entry(outputs, "cases", check)
+    stopped = outputs.get("stopped")
+    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results) or \
+            not (len(results) == len(cases) if stopped is None else len(results) < len(cases)):
+        _malformed(check, f"cases: a list of {len(cases)} results, one per case", results)
+    if stopped is not None and not isinstance(stopped, str):
+        _malformed(check, "the message that stopped the run, a string", stopped)
+    yield from zip(cases, results)
+    if stopped is not None:
+        error = getattr(outputs, "error", None)
+        raise error if isinstance(error, CheckFailed) else CheckFailed(stopped)
+
+
+def _close(got: np.ndarray | None, want: np.ndarray, rtol: float = 1e-5,
+           atol: float = 1e-8) -> bool:
+    """Same shape and values within tolerance (``got`` None, or of another shape: False)."""
+    return got is not None and got.shape == np.shape(want) and \
+        bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+
+def _and(items: Sequence[str]) -> str:
+    """``"a, b and c"``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The networks of checks 4.1 and 4.2
 
 
 def _random_network(rng: np.random.Generator, n_in: int, n_hidden: int, n_out: int
@@ -73,21 +173,182 @@ def _random_network(rng: np.random.Generator, n_in: int, n_hidden: int, n_out: i
             "b2": np.round(rng.uniform(-0.5, 0.5, size=n_out), 2)}
 
 
-def _cases() -> list[tuple[str, dict[str, Any]]]:
-    rng = np.random.default_rng(44)
-    return [("the lesson's 2-2-2 network", {k: np.copy(v) for k, v in NETWORK.items()}),
-            ("a random 2-2-2 network", _random_network(rng, 2, 2, 2)),
-            ("a random 3-4-3 network", _random_network(rng, 3, 4, 3)),
-            ("a random 2-5-3 network", _random_network(rng, 2, 5, 3))]
+def _networks(rng: np.random.Generator | None) -> list[dict[str, Any]]:
+    """The cases of 4.1 and 4.2, each a network with a name: in a notebook (``rng`` None) the
+    lesson's 2-2-2 network and random 2-2-2, 3-4-3 and 2-5-3 ones; in the grader a random
+    2-2-2 network and three of random sizes (inputs 2-4, hidden 2-5, outputs 2-4)."""
+    if rng is None:
+        rng = np.random.default_rng(44)
+        sizes = [(2, 2, 2), (3, 4, 3), (2, 5, 3)]
+        cases = [{"name": _LESSONS_NETWORK, **{k: np.copy(v) for k, v in NETWORK.items()}}]
+    else:
+        sizes = [(2, 2, 2)] + [tuple(int(n) for n in rng.integers((2, 2, 2), (5, 6, 5)))
+                               for _ in range(3)]
+        cases = []
+    for n_in, n_hidden, n_out in sizes:
+        cases.append({"name": f"a random {n_in}-{n_hidden}-{n_out} network",
+                      **_random_network(rng, n_in, n_hidden, n_out)})
+    return cases
+
+
+def _size(case: dict[str, Any]) -> str:
+    """``"3-4-3"``: the network's input, hidden and output sizes."""
+    (n_hidden, n_in), n_out = np.shape(case["W1"]), np.shape(case["W2"])[0]
+    return f"{n_in}-{n_hidden}-{n_out}"
 
 
 def _logits(net: dict[str, Any], x: np.ndarray, act: Callable = _sigmoid) -> np.ndarray:
     return act(x @ net["W1"].T + net["b1"]) @ net["W2"].T + net["b2"]
 
 
+# ---------------------------------------------------------------------------------------------
+# 4.1 The network with minigrad.nn
+
+
+def _network_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """4.1: the networks' weights, and a batch of 5 inputs for each."""
+    batches = np.random.default_rng(41) if rng is None else rng
+    cases = []
+    for case in _networks(rng):
+        cases.append({"name": case["name"], **{k: case[k] for k in _WEIGHTS},
+                      "batch": batches.normal(size=(5, np.shape(case["W1"])[1]))})
+    return {"cases": cases}
+
+
+def _network_run(probes: dict[str, Any], network: Callable[..., Any]) -> _Outputs:
+    """4.1, run: build each model, return its logits on the batch, how many parameters it has
+    and which of them backward reached. Whether it is a ``Module`` and whether its parameters
+    share memory with the weights passed in is seen only here."""
+    require_student(network, "network")
+    return _run_cases(probes["cases"], lambda net: _run_network(net, network))
+
+
+def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, Any]:
+    """4.1, run, one case."""
+    check, case = _CHECK_41, net["name"]
+    given = {k: np.array(net[k], dtype=np.float64) for k in _WEIGHTS}
+    with student_code(f"{check}, case '{case}'", "network(W1, b1, W2, b2)"):
+        try:
+            model = network(given["W1"], given["b1"], given["W2"], given["b2"])
+        except RuntimeError as e:
+            if "size mismatch" not in str(e):
+                raise
+            raise _fail(check, case, "layers sized like the given weights",
+                        f"RuntimeError: {e}", "read the layer sizes off the weights: "
+                        "nn.Linear(W1.shape[1], W1.shape[0]), nn.Linear(W2.shape[1], "
+                        "W2.shape[0])") from e
+    if not isinstance(model, nn.Module):
+        raise _fail(check, case, "a minigrad.nn.Module (e.g. nn.Sequential(...))",
+                    type(model).__name__, "build the model from minigrad.nn layers and return it")
+    batch = np.array(net["batch"], dtype=np.float64)
+    with student_code(f"{check}, case '{case}', forward of a batch of 5", "your model"):
+        out = model(Tensor(batch))
+    with student_code(f"{check}, case '{case}'", "model.parameters()"):
+        params = list(model.parameters())
+    for p in params:
+        for k, v in given.items():
+            if np.shares_memory(p.data, v):
+                raise _fail(check, case, f"the model's parameters to be copies of {k}",
+                            f"a parameter that shares memory with {k}",
+                            "load the values with load_state_dict (which copies) or copy them "
+                            "(W.copy()); otherwise training the model would change the arrays "
+                            "you passed in")
+    logits = _sent(out) if isinstance(out, Tensor) else {"type": type(out).__name__}
+    reached: list[bool] | str = "no Tensor to call backward on"
+    if isinstance(out, Tensor):
+        try:   # logits of a wrong shape fail here: the judge says why, from the logits
+            F.cross_entropy(out, np.zeros(len(batch), dtype=np.int64)).backward()
+            reached = [p.grad is not None for p in params]
+        except Exception as e:  # noqa: BLE001 - reported by the judge, after the logits
+            reached = f"{type(e).__name__}: {e}"
+    return {"logits": logits, "parameters": len(params), "reached": reached}
+
+
+def _network_cause(net: dict[str, Any], x: np.ndarray, got: np.ndarray | None) -> str:
+    """What usually makes a model return the logits ``got`` instead of the right ones."""
+    expected = _logits(net, x)
+    if got is None:
+        return "the model is Linear(W1, b1), Sigmoid, Linear(W2, b2), and returns logits"
+    if got.shape != expected.shape:
+        return ("read the layer sizes off the weights: nn.Linear(W1.shape[1], W1.shape[0]) "
+                "and nn.Linear(W2.shape[1], W2.shape[0])")
+    soft = np.exp(expected) / np.exp(expected).sum(axis=1, keepdims=True)
+    if np.allclose(got, _logits(net, x, act=lambda z: np.maximum(z, 0))):
+        return "the hidden activation of this network is nn.Sigmoid(), not ReLU"
+    if np.allclose(got, _logits(net, x, act=lambda z: z)):
+        return "nn.Sigmoid() is missing between the two Linear layers"
+    if np.allclose(got, soft):
+        return ("return the logits: the softmax belongs to the loss (F.cross_entropy), not "
+                "to the model")
+    if np.allclose(got, expected, atol=1e-3):
+        return ("close but not equal: the layers must hold exactly the given weights (load "
+                "them; don't keep the random initial values)")
+    return ("load W1, b1, W2, b2 as they are (nn.Linear keeps its weight as (out, in), like W1 "
+            "and W2), e.g. with model.load_state_dict({'0.weight': W1, '0.bias': b1, "
+            "'2.weight': W2, '2.bias': b2})")
+
+
+def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """4.1, judge: the logits against NumPy's forward pass of the same weights; four
+    parameters, each reached by backward."""
+    check = _CHECK_41
+    cases = probes["cases"]
+    for net, result in _judged_cases(cases, outputs, check):
+        case = net["name"]
+        x = net["batch"]
+        expected = _logits(net, x)
+        got, instead = _received(_entry(result, "logits", check))
+        if not _close(got, expected, atol=1e-12):
+            raise _fail(check, f"{case}: logits of 5 inputs", _fmt(expected),
+                        _fmt(got) if got is not None else instead,
+                        _network_cause(net, x, got))
+        n_params, reached = _entry(result, "parameters", check), _entry(result, "reached", check)
+        if not isinstance(n_params, int) or isinstance(n_params, bool):
+            _malformed(check, "the number of parameters, an int", n_params)
+        if n_params != 4:
+            raise _fail(check, case, "4 parameters (two weights, two biases)", f"{n_params}",
+                        "use nn.Linear layers with bias=True; they hold the weights as "
+                        "Parameters")
+        if isinstance(reached, str):
+            raise _fail(check, case, "loss.backward() to run through your model", reached,
+                        "the forward pass must go through the layers' Parameters")
+        if not isinstance(reached, list) or len(reached) != n_params or \
+                not all(isinstance(r, bool) for r in reached):
+            _malformed(check, f"{n_params} booleans (each parameter reached by backward)",
+                       reached)
+        if not all(reached):
+            raise _fail(check, case, "a gradient on every parameter after backward",
+                        "a parameter without gradient", "the forward pass must go through the "
+                        "layers' Parameters")
+    which = ("the lesson's network and three random ones" if cases[0]["name"] == _LESSONS_NETWORK
+             else f"random {_and([_size(net) for net in cases])} networks")
+    return (f"check 4.1: network(W1, b1, W2, b2) returns a minigrad.nn model whose logits equal "
+            f"sigmoid(x @ W1.T + b1) @ W2.T + b2 for {which} (sizes read off the weights), with "
+            "copies of the weights as its four parameters, all reached by backward.")
+
+
+@exercise("4.1", split=Split(_network_probe, _network_run, _network_judge,
+                             self_reported="the model is a minigrad.nn.Module, its parameters "
+                                           "share no memory with the weights passed in, and "
+                                           "backward reaches each of them"))
+def network(network: Callable[..., Any]) -> None:
+    """Check 4.1: ``network(W1, b1, W2, b2)`` returns Linear, Sigmoid, Linear with those weights.
+
+    Parameters
+    ----------
+    network : callable
+        The student's function; returns a ``minigrad.nn.Module`` computing the logits
+        ``sigmoid(x @ W1.T + b1) @ W2.T + b2`` of a batch ``x``.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# 4.2 Hand-derived gradients
+
+
 def _engine_gradients(net: dict[str, Any]) -> dict[str, np.ndarray]:
     """The reference: the engine's gradients of the cross-entropy of one input."""
-    W1, b1, W2, b2 = (Tensor(net[k], requires_grad=True) for k in ("W1", "b1", "W2", "b2"))
+    W1, b1, W2, b2 = (Tensor(net[k], requires_grad=True) for k in _WEIGHTS)
     x = Tensor(net["x"][None, :])
     logits = (x @ W1.T + b1).sigmoid() @ W2.T + b2
     F.cross_entropy(logits, np.array([net["t"]])).backward()
@@ -141,101 +402,76 @@ _CAUSES = {
                          "logits z2",
 }
 
-
-# ---------------------------------------------------------------------------------------------
-# 4.1 The network with minigrad.nn
-
-
-@exercise("4.1")
-def network(network: Callable[..., Any]) -> None:
-    """Check 4.1: ``network(W1, b1, W2, b2)`` returns Linear, Sigmoid, Linear with those weights.
-
-    Parameters
-    ----------
-    network : callable
-        The student's function; returns a ``minigrad.nn.Module`` computing the logits
-        ``sigmoid(x @ W1.T + b1) @ W2.T + b2`` of a batch ``x``.
-    """
-    check = "check 4.1 (network)"
-    require_student(network, "network")
-    rng = np.random.default_rng(41)
-    for case, net in _cases():
-        given = {k: np.copy(net[k]) for k in ("W1", "b1", "W2", "b2")}
-        with student_code(f"{check}, case '{case}'", "network(W1, b1, W2, b2)"):
-            try:
-                model = network(given["W1"], given["b1"], given["W2"], given["b2"])
-            except RuntimeError as e:
-                if "size mismatch" not in str(e):
-                    raise
-                raise _fail(check, case, "layers sized like the given weights",
-                            f"RuntimeError: {e}", "read the layer sizes off the weights: "
-                            "nn.Linear(W1.shape[1], W1.shape[0]), nn.Linear(W2.shape[1], "
-                            "W2.shape[0])") from e
-        if not isinstance(model, nn.Module):
-            raise _fail(check, case, "a minigrad.nn.Module (e.g. nn.Sequential(...))",
-                        type(model).__name__, "build the model from minigrad.nn layers and "
-                        "return it")
-        n_in = net["W1"].shape[1]
-        x = rng.normal(size=(5, n_in))
-        with student_code(f"{check}, case '{case}', forward of a batch of 5", "your model"):
-            out = model(Tensor(x))
-        expected = _logits(net, x)
-        got = _array(out) if isinstance(out, Tensor) else None
-        if got is None or got.shape != expected.shape or not np.allclose(got, expected,
-                                                                         atol=1e-12):
-            cause = "the model is Linear(W1, b1), Sigmoid, Linear(W2, b2), and returns logits"
-            if got is not None and got.shape == expected.shape:
-                relu = _logits(net, x, act=lambda z: np.maximum(z, 0))
-                linear = _logits(net, x, act=lambda z: z)
-                soft = np.exp(expected) / np.exp(expected).sum(axis=1, keepdims=True)
-                if np.allclose(got, relu):
-                    cause = "the hidden activation of this network is nn.Sigmoid(), not ReLU"
-                elif np.allclose(got, linear):
-                    cause = "nn.Sigmoid() is missing between the two Linear layers"
-                elif np.allclose(got, soft):
-                    cause = ("return the logits: the softmax belongs to the loss "
-                             "(F.cross_entropy), not to the model")
-                elif np.allclose(got, _logits(net, x), atol=1e-3):
-                    cause = ("close but not equal: the layers must hold exactly the given "
-                             "weights (load them; don't keep the random initial values)")
-                else:
-                    cause = ("load W1, b1, W2, b2 as they are (nn.Linear keeps its weight as "
-                             "(out, in), like W1 and W2), e.g. with model.load_state_dict({"
-                             "'0.weight': W1, '0.bias': b1, '2.weight': W2, '2.bias': b2})")
-            elif got is not None:
-                cause = ("read the layer sizes off the weights: nn.Linear(W1.shape[1], "
-                         "W1.shape[0]) and nn.Linear(W2.shape[1], W2.shape[0])")
-            raise _fail(check, f"{case}: logits of 5 inputs", _fmt(expected),
-                        _fmt(got) if got is not None else type(out).__name__, cause)
-        params = list(model.parameters())
-        if len(params) != 4:
-            raise _fail(check, case, "4 parameters (two weights, two biases)",
-                        f"{len(params)}", "use nn.Linear layers with bias=True; they hold the "
-                        "weights as Parameters")
-        for p in params:
-            for k, v in given.items():
-                if np.shares_memory(p.data, v):
-                    raise _fail(check, case, f"the model's parameters to be copies of {k}",
-                                f"a parameter that shares memory with {k}",
-                                "load the values with load_state_dict (which copies) or "
-                                "copy them (W.copy()); otherwise training the model would "
-                                "change the arrays you passed in")
-        F.cross_entropy(out, np.zeros(5, dtype=np.int64)).backward()
-        if any(p.grad is None for p in params):
-            raise _fail(check, case, "a gradient on every parameter after backward",
-                        "a parameter without gradient", "the forward pass must go through the "
-                        "layers' Parameters")
-    passed("check 4.1: network(W1, b1, W2, b2) returns a minigrad.nn model whose logits equal "
-           "sigmoid(x @ W1.T + b1) @ W2.T + b2 for the lesson's network and three random "
-           "ones (sizes read off the weights), with copies of the weights as its four "
-           "parameters, all reached by backward.")
+#: What each gradient is, when the answer matches none of the usual mistakes.
+_RULES = {"b2": "delta2 = dL/dz2 = p - onehot(t), with p = softmax(z2)",
+          "W2": "dW2 = outer(delta2, h): dL/dW2[i, j] = delta2[i] * h[j]",
+          "b1": "delta1 = dL/dz1 = (W2.T @ delta2) * h * (1 - h)",
+          "W1": "dW1 = outer(delta1, x): dL/dW1[i, j] = delta1[i] * x[j]"}
 
 
-# ---------------------------------------------------------------------------------------------
-# 4.2 Hand-derived gradients
+def _gradients_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """4.2: the networks, each with one input ``x`` and its class ``t``."""
+    return {"cases": _networks(rng)}
 
 
-@exercise("4.2")
+def _gradients_run(probes: dict[str, Any], hand_gradients: Callable[..., Any]) -> _Outputs:
+    """4.2, run: the student's gradients of each network, or what was returned instead."""
+    require_student(hand_gradients, "hand_gradients")
+    return _run_cases(probes["cases"], lambda net: _run_gradients(net, hand_gradients))
+
+
+def _run_gradients(net: dict[str, Any], hand_gradients: Callable[..., Any]) -> dict[str, Any]:
+    """4.2, run, one case."""
+    x, W1, b1, W2, b2 = (np.array(net[k], dtype=np.float64) for k in ("x", *_WEIGHTS))
+    with student_code(f"{_CHECK_42}, case '{net['name']}'", "hand_gradients"):
+        got = hand_gradients(x, net["t"], W1, b1, W2, b2)
+    if not isinstance(got, dict):
+        return {"type": type(got).__name__}
+    return {"keys": sorted(str(k) for k in got),
+            "gradients": {k: _sent(got[k]) for k in _WEIGHTS if k in got}}
+
+
+def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """4.2, judge: each gradient against the engine's; a wrong one is compared with the usual
+    mistakes to name the cause."""
+    check = _CHECK_42
+    cases = probes["cases"]
+    for net, result in _judged_cases(cases, outputs, check):
+        case = net["name"]
+        keys = result.get("keys")
+        if keys != sorted(_WEIGHTS):
+            got = keys if isinstance(keys, list) else result.get("type", "malformed data")
+            raise _fail(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'", got,
+                        "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
+        gradients = _entry(result, "gradients", check)
+        engine = _engine_gradients(net)
+        variants = _hand_variants(net)
+        for name in ("b2", "W2", "b1", "W1"):  # in the order the chain rule computes them
+            want = np.asarray(engine[name])
+            value, instead = _received(_entry(gradients, name, check))
+            if value is None:
+                raise _fail(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
+                            instead, "return NumPy arrays")
+            if _close(value, want, rtol=1e-9, atol=1e-12):
+                continue
+            cause = next((text for variant, text in _CAUSES.items()
+                          if variant in variants and _close(value, variants[variant][name],
+                                                            atol=1e-9)),
+                         _RULES[name])
+            if value.shape != want.shape:
+                got_text = f"shape {value.shape}"
+                expected = f"shape {want.shape}, like {name}"
+            else:
+                got_text, expected = _fmt(value), f"{_fmt(want)} (the engine)"
+            raise _fail(check, f"{case}, dL/d{name}", expected, got_text, cause)
+    sizes = [_size(net) for net in cases]
+    which = (f"the lesson's 2-2-2 network and for random {_and(sizes[1:])} networks"
+             if cases[0]["name"] == _LESSONS_NETWORK else f"random {_and(sizes)} networks")
+    return ("check 4.2: your chain rule gives the engine's dL/dW1, dL/db1, dL/dW2, dL/db2 "
+            f"(to 1e-9) for {which} with random targets.")
+
+
+@exercise("4.2", split=Split(_gradients_probe, _gradients_run, _gradients_judge))
 def hand_gradients(hand_gradients: Callable[..., Any]) -> None:
     """Check 4.2: the chain rule in NumPy gives the engine's gradients.
 
@@ -245,49 +481,6 @@ def hand_gradients(hand_gradients: Callable[..., Any]) -> None:
         The student's ``hand_gradients(x, t, W1, b1, W2, b2)``, returning a dict with the
         gradients of the cross-entropy loss: ``{"W1": ..., "b1": ..., "W2": ..., "b2": ...}``.
     """
-    check = "check 4.2 (hand_gradients)"
-    require_student(hand_gradients, "hand_gradients")
-    for case, net in _cases():
-        args = [np.copy(net[k]) if k != "t" else net[k]
-                for k in ("x", "t", "W1", "b1", "W2", "b2")]
-        with student_code(f"{check}, case '{case}'", "hand_gradients"):
-            got = hand_gradients(*args)
-        if not isinstance(got, dict) or set(got) != {"W1", "b1", "W2", "b2"}:
-            raise _fail(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'",
-                        sorted(got) if isinstance(got, dict) else type(got).__name__,
-                        "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
-        engine = _engine_gradients(net)
-        variants = _hand_variants(net)
-        for name in ("b2", "W2", "b1", "W1"):  # in the order the chain rule computes them
-            want = np.asarray(engine[name])
-            try:
-                value = _array(got[name])
-            except (TypeError, ValueError):
-                raise _fail(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
-                            type(got[name]).__name__, "return NumPy arrays") from None
-            if value.shape == want.shape and np.allclose(value, want, rtol=1e-9, atol=1e-12):
-                continue
-            cause = None
-            for variant, cause_text in _CAUSES.items():
-                v = variants.get(variant)
-                if v is not None and v[name].shape == value.shape \
-                        and np.allclose(v[name], value, atol=1e-9):
-                    cause = cause_text
-                    break
-            if cause is None:
-                cause = {"b2": "delta2 = dL/dz2 = p - onehot(t), with p = softmax(z2)",
-                         "W2": "dW2 = outer(delta2, h): dL/dW2[i, j] = delta2[i] * h[j]",
-                         "b1": "delta1 = dL/dz1 = (W2.T @ delta2) * h * (1 - h)",
-                         "W1": "dW1 = outer(delta1, x): dL/dW1[i, j] = delta1[i] * x[j]"}[name]
-            if value.shape != want.shape:
-                got_text = f"shape {value.shape}"
-                expected = f"shape {want.shape}, like {name}"
-            else:
-                got_text, expected = _fmt(value), f"{_fmt(want)} (the engine)"
-            raise _fail(check, f"{case}, dL/d{name}", expected, got_text, cause)
-    passed("check 4.2: your chain rule gives the engine's dL/dW1, dL/db1, dL/dW2, dL/db2 "
-           "(to 1e-9) for the lesson's 2-2-2 network and for random 2-2-2, 3-4-3 and 2-5-3 "
-           "networks with random targets.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,7 +490,9 @@ def hand_gradients(hand_gradients: Callable[..., Any]) -> None:
 def _byhand_run(state: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray, steps: int,
                 lr: float, variant: str = "right") -> tuple[list[float], dict[str, np.ndarray]]:
     """The reference training loop with the hand-built layers, or one of the usual mistakes."""
-    mlp = byhand.MLP([byhand.Linear(2, 4), byhand.ReLU(), byhand.Linear(4, 3)])
+    (n_hidden, n_in), (n_out, _) = state["0.weight"].shape, state["2.weight"].shape
+    mlp = byhand.MLP([byhand.Linear(n_in, n_hidden), byhand.ReLU(),
+                      byhand.Linear(n_hidden, n_out)])
     for i, layer in ((0, mlp.layers[0]), (2, mlp.layers[2])):
         layer.W, layer.b = state[f"{i}.weight"].copy(), state[f"{i}.bias"].copy()
     loss_fn = byhand.SoftmaxCrossEntropy()
@@ -328,57 +523,64 @@ def _byhand_run(state: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray, step
     return losses, final
 
 
-@exercise("4.3")
-def train_loop(train: Callable[..., Any]) -> None:
-    """Check 4.3: ``train(model, X, y, steps, lr)`` equals the hand-built loop step for step.
+def _train_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """4.3: the data, the number of steps, the learning rate and the model's starting weights
+    (Linear, ReLU, Linear). In a notebook: 6 steps of a 2-4-3 network on 12 points, lr=0.5; in
+    the grader: 4-8 steps of a random (2-3)-(3-6)-(2-4) network on 8-16 points."""
+    if rng is None:
+        rng = np.random.default_rng(43)
+        n_points, n_in, n_hidden, n_out, steps, lr = 12, 2, 4, 3, 6, 0.5
+    else:
+        n_points, n_in, n_hidden, n_out, steps = (int(n) for n in rng.integers(
+            (8, 2, 3, 2, 4), (17, 4, 7, 5, 9)))
+        lr = round(float(rng.uniform(0.1, 0.8)), 2)
+    X = rng.normal(size=(n_points, n_in))
+    y = rng.integers(0, n_out, size=n_points)
+    model = nn.Sequential(nn.Linear(n_in, n_hidden, rng=rng), nn.ReLU(),
+                          nn.Linear(n_hidden, n_out, rng=rng))
+    start = {k: np.array(v, dtype=np.float64) for k, v in model.state_dict().items()}
+    return {"X": X, "y": y, "steps": steps, "lr": lr, "start": start}
 
-    A 2-4-3 network and 12 labelled points; the student's loop (with ``minigrad.optim.SGD``
-    and ``F.cross_entropy``, full batch) must give the hand-built loop's losses and final
-    parameters to 1e-10.
 
-    Parameters
-    ----------
-    train : callable
-        The student's ``train(model, X, y, steps, lr)``, returning the list of the losses
-        (floats) of every step.
-    """
-    check = "check 4.3 (train)"
+def _train_case(probes: dict[str, Any]) -> str:
+    (n_hidden, n_in), (n_out, _) = probes["start"]["0.weight"].shape, \
+        probes["start"]["2.weight"].shape
+    return (f"{probes['steps']} steps of a {n_in}-{n_hidden}-{n_out} network on "
+            f"{len(probes['y'])} points, lr={probes['lr']}")
+
+
+def _loss_sent(value: Any) -> float | str:
+    """One loss as ``run`` sends it: a number, or the name of its type."""
+    if not isinstance(value, Tensor):
+        try:
+            return float(np.asarray(value, dtype=np.float64).reshape(()))
+        except (TypeError, ValueError):
+            pass
+    return type(value).__name__
+
+
+def _train_run(probes: dict[str, Any], train: Callable[..., Any]) -> dict[str, Any]:
+    """4.3, run: train the model from the probes' weights with the student's loop; return the
+    losses, the final parameters, and the data as the loop left it."""
     require_student(train, "train")
-    rng = np.random.default_rng(43)
-    X = rng.normal(size=(12, 2))
-    y = rng.integers(0, 3, size=12)
-    steps, lr = 6, 0.5
-    model = nn.Sequential(nn.Linear(2, 4, rng=rng), nn.ReLU(), nn.Linear(4, 3, rng=rng))
-    start = {k: np.copy(v) for k, v in model.state_dict().items()}
-    X_given, y_given = X.copy(), y.copy()
-    case = f"{steps} steps of a 2-4-3 network on 12 points, lr={lr}"
-    with student_code(f"{check}, case '{case}'", "train"):
-        losses = train(model, X_given, y_given, steps, lr)
-    want_losses, want_params = _byhand_run(start, X, y, steps, lr)
-    if not isinstance(losses, (list, tuple)):
-        raise _fail(check, case, f"a list of {steps} losses", type(losses).__name__,
-                    "append each step's loss.item() to a list and return it")
-    if any(isinstance(v, Tensor) for v in losses):
-        raise _fail(check, case, "the losses as Python floats", "Tensors",
-                    "append loss.item(): a kept loss Tensor keeps its whole graph (every "
-                    "step's activations) in memory")
-    if len(losses) != steps:
-        raise _fail(check, case, f"{steps} losses (one per step)", f"{len(losses)}",
-                    "run exactly `steps` steps and record the loss of each")
-    if not np.array_equal(X_given, X) or not np.array_equal(y_given, y):
-        raise _fail(check, case, "X and y unchanged", "changed", "do not modify the data")
-    got_params = {k: np.asarray(v) for k, v in model.state_dict().items()}
-    same_losses = np.allclose(losses, want_losses, rtol=1e-10, atol=1e-12)
-    same_params = all(np.allclose(got_params[k], want_params[k], rtol=1e-10, atol=1e-12)
-                      for k in want_params)
-    if same_losses and same_params:
-        passed(f"check 4.3: your loop's {steps} losses and final parameters equal the hand-built "
-               "loop's (minigrad.course.byhand) to 1e-10: zero_grad, forward, cross-entropy, backward "
-               "and the SGD step, in that order.")
-        return
-    cause = ("each step is: opt.zero_grad(), logits = model(X), loss = F.cross_entropy(logits, "
-             "y), loss.backward(), opt.step(); with opt = SGD(model.parameters(), lr=lr) made "
-             "once, before the loop")
+    start = {k: np.array(v, dtype=np.float64) for k, v in probes["start"].items()}
+    (n_hidden, n_in), (n_out, _) = start["0.weight"].shape, start["2.weight"].shape
+    model = nn.Sequential(nn.Linear(n_in, n_hidden, seed=0), nn.ReLU(),
+                          nn.Linear(n_hidden, n_out, seed=0))
+    model.load_state_dict(start)
+    X, y = np.array(probes["X"], dtype=np.float64), np.array(probes["y"], dtype=np.int64)
+    with student_code(f"{_CHECK_43}, case '{_train_case(probes)}'", "train"):
+        losses = train(model, X, y, int(probes["steps"]), float(probes["lr"]))
+    return {"losses": [_loss_sent(v) for v in losses] if isinstance(losses, (list, tuple))
+            else {"type": type(losses).__name__},
+            "parameters": {k: _sent(v) for k, v in model.state_dict().items()},
+            "X": X, "y": y}
+
+
+def _train_cause(losses: np.ndarray, parameters: dict[str, np.ndarray | None],
+                 probes: dict[str, Any], want_losses: list[float]) -> str:
+    """What usually makes a loop give these losses and parameters instead of the right ones."""
+    start, X, y, steps, lr = (probes[k] for k in ("start", "X", "y", "steps", "lr"))
     for variant, text in (
             ("no zero_grad", "the gradients accumulate from step to step: call opt.zero_grad() "
                              "before each backward pass"),
@@ -386,29 +588,88 @@ def train_loop(train: Callable[..., Any]) -> None:
                                      "uses the previous step's gradient"),
             ("no lr", "the learning rate is not used: SGD(model.parameters(), lr=lr)")):
         v_losses, v_params = _byhand_run(start, X, y, steps, lr, variant)
-        if np.allclose(losses, v_losses, rtol=1e-8) and all(
-                np.allclose(got_params[k], v_params[k], rtol=1e-8) for k in v_params):
-            cause = text
-            break
-    else:
-        got0 = float(losses[0]) if losses else float("nan")
-        if np.isclose(got0, want_losses[0] * len(y), rtol=1e-8):
-            cause = (f"your first loss is {len(y)} times the right one: the loss is summed over "
-                     f"the {len(y)} points instead of averaged. Use F.cross_entropy(logits, y) "
-                     "as it is (it is the mean); the summed loss also makes every step "
-                     f"{len(y)} times too large")
-        elif float(losses[-1]) > got0 and want_losses[-1] < want_losses[0]:
-            cause = (f"your loss rises (from {got0:.4f} to {float(losses[-1]):.4f}) where it "
-                     "should fall: the parameters move up the gradient (gradient ascent). Call "
-                     "backward() on the loss itself, not on -loss, and let SGD subtract "
-                     "lr * grad with the positive lr you are given")
-        elif all(np.allclose(got_params[k], start[k]) for k in start):
-            cause = ("the parameters did not change: call opt.step() after loss.backward(), "
-                     "with an optimizer made from model.parameters()")
+        if _close(losses, np.array(v_losses), rtol=1e-8) and all(
+                _close(parameters.get(k), v_params[k], rtol=1e-8) for k in v_params):
+            return text
+    first, last = float(losses[0]), float(losses[-1])
+    if np.isclose(first, want_losses[0] * len(y), rtol=1e-8):
+        return (f"your first loss is {len(y)} times the right one: the loss is summed over "
+                f"the {len(y)} points instead of averaged. Use F.cross_entropy(logits, y) as "
+                f"it is (it is the mean); the summed loss also makes every step {len(y)} times "
+                "too large")
+    if last > first and want_losses[-1] < want_losses[0]:
+        return (f"your loss rises (from {first:.4f} to {last:.4f}) where it should fall: the "
+                "parameters move up the gradient (gradient ascent). Call backward() on the "
+                "loss itself, not on -loss, and let SGD subtract lr * grad with the positive lr "
+                "you are given")
+    if all(_close(parameters.get(k), start[k], rtol=1e-5) for k in start):
+        return ("the parameters did not change: call opt.step() after loss.backward(), with "
+                "an optimizer made from model.parameters()")
+    return ("each step is: opt.zero_grad(), logits = model(X), loss = F.cross_entropy(logits, "
+            "y), loss.backward(), opt.step(); with opt = SGD(model.parameters(), lr=lr) made "
+            "once, before the loop")
+
+
+def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """4.3, judge: the losses and final parameters against the hand-built loop's."""
+    check, case = _CHECK_43, _train_case(probes)
+    X, y, steps = probes["X"], probes["y"], probes["steps"]
+    losses = _entry(outputs, "losses", check)
+    if not isinstance(losses, list):
+        got = losses.get("type") if isinstance(losses, dict) else "malformed data"
+        raise _fail(check, case, f"a list of {steps} losses", got,
+                    "append each step's loss.item() to a list and return it")
+    not_numbers = [v for v in losses if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if not_numbers:
+        if "Tensor" in not_numbers:
+            raise _fail(check, case, "the losses as Python floats", "Tensors",
+                        "append loss.item(): a kept loss Tensor keeps its whole graph (every "
+                        "step's activations) in memory")
+        got = not_numbers[0]
+        raise _fail(check, case, "the losses as Python floats",
+                    got if isinstance(got, str) else f"malformed data ({show(got, 60)})",
+                    "append each step's loss.item(), a Python float")
+    if len(losses) != steps:
+        raise _fail(check, case, f"{steps} losses (one per step)", f"{len(losses)}",
+                    "run exactly `steps` steps and record the loss of each")
+    X_after, y_after = _entry(outputs, "X", check), _entry(outputs, "y", check)
+    if not (_close(_received(X_after)[0], X, rtol=0.0, atol=0.0)
+            and _close(_received(y_after)[0], y, rtol=0.0, atol=0.0)):
+        raise _fail(check, case, "X and y unchanged", "changed", "do not modify the data")
+    got_params = _entry(outputs, "parameters", check)
+    if not isinstance(got_params, dict):
+        _malformed(check, "the final parameters, a dict of arrays", got_params)
+    parameters = {k: _received(got_params.get(k))[0] for k in probes["start"]}
+    want_losses, want_params = _byhand_run(probes["start"], X, y, steps, probes["lr"])
+    got_losses = np.array(losses, dtype=np.float64)
+    same_losses = _close(got_losses, np.array(want_losses), rtol=1e-10, atol=1e-12)
+    same_params = all(_close(parameters[k], want_params[k], rtol=1e-10, atol=1e-12)
+                      for k in want_params)
+    if same_losses and same_params:
+        return (f"check 4.3: your loop's {steps} losses and final parameters equal the "
+                "hand-built loop's (minigrad.course.byhand) to 1e-10: zero_grad, forward, "
+                "cross-entropy, backward and the SGD step, in that order.")
+    cause = _train_cause(got_losses, parameters, probes, want_losses)
     if not same_losses:
-        k = int(np.argmax(~np.isclose(losses, want_losses, rtol=1e-10, atol=1e-12)))
+        k = int(np.argmax(~np.isclose(got_losses, want_losses, rtol=1e-10, atol=1e-12)))
         raise _fail(check, case + f", the loss of step {k + 1} of {steps}",
-                    f"loss {want_losses[k]:.10f} (the hand-built "
-                    "loop)", f"loss {float(losses[k]):.10f}", cause)
+                    f"loss {want_losses[k]:.10f} (the hand-built loop)",
+                    f"loss {got_losses[k]:.10f}", cause)
     raise _fail(check, case, "the hand-built loop's final parameters",
                 "different parameters (the losses agree)", cause)
+
+
+@exercise("4.3", split=Split(_train_probe, _train_run, _train_judge))
+def train_loop(train: Callable[..., Any]) -> None:
+    """Check 4.3: ``train(model, X, y, steps, lr)`` equals the hand-built loop step for step.
+
+    A 2-4-3 network and 12 labelled points (in the grader: a network and data of random sizes);
+    the student's loop (with ``minigrad.optim.SGD`` and ``F.cross_entropy``, full batch) must
+    give the hand-built loop's losses and final parameters to 1e-10.
+
+    Parameters
+    ----------
+    train : callable
+        The student's ``train(model, X, y, steps, lr)``, returning the list of the losses
+        (floats) of every step.
+    """
