@@ -1,7 +1,7 @@
-"""Recompute every pinned PyTorch value of ``tests/torch_values.py`` with PyTorch.
+"""Recompute every pinned PyTorch value of ``tests/torch_values.json`` with PyTorch.
 
     python -m bench.torch_parity            # exit status 1 if any pinned value differs
-    python -m bench.torch_parity --write    # rewrite tests/torch_values.py from PyTorch
+    python -m bench.torch_parity --write    # rewrite tests/torch_values.json from PyTorch
 
 The cases (``tests/torch_cases.py``) are shared with ``tests/test_torch_parity.py``, which
 checks minigrad against the same pinned values without PyTorch. So the test pins minigrad to
@@ -11,7 +11,6 @@ case and reports where minigrad and PyTorch differ (the test does that too).
 from __future__ import annotations
 
 import argparse
-import pprint
 import sys
 from pathlib import Path
 
@@ -22,9 +21,8 @@ def _load() -> tuple:
     sys.path.insert(0, str(TESTS))
     import torch_cases
     try:
-        import torch_values
-        pinned = torch_values.PINNED
-    except ImportError:
+        _, pinned = torch_cases.load_pinned()
+    except FileNotFoundError:
         pinned = {}
     return torch_cases, pinned
 
@@ -32,7 +30,7 @@ def _load() -> tuple:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true",
-                        help="rewrite tests/torch_values.py from PyTorch's results")
+                        help="rewrite tests/torch_values.json from PyTorch's results")
     args = parser.parse_args(argv)
     import torch
 
@@ -62,15 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in sorted(stale):
         print(f"STALE    {name}: pinned but no longer a case")
     if args.write:
-        body = pprint.pformat(results, width=99, sort_dicts=True)
-        (TESTS / "torch_values.py").write_text(
-            '"""PyTorch\'s answers to the cases of torch_cases.py, pinned.\n\n'
-            f"Written by ``python -m bench.torch_parity --write`` with PyTorch {torch.__version__}"
-            "; checked\nby ``python -m bench.torch_parity`` (against PyTorch) and by "
-            "tests/test_torch_parity.py\n(against minigrad). Do not edit by hand.\n"
-            '"""\n# flake8: noqa\n# fmt: off\nfrom math import inf, nan\n\n'
-            f"TORCH_VERSION = {torch.__version__!r}\n\nPINNED = {body}\n")
-        print(f"wrote {len(results)} cases to {TESTS / 'torch_values.py'}")
+        cases.write_pinned(results, torch.__version__)
+        print(f"wrote {len(results)} cases to {cases.PINNED_FILE}")
         return 0
     print(f"{len(cases.CASES)} cases, {failures} differ from the pinned PyTorch values")
     return 1 if failures else 0

@@ -4,21 +4,23 @@ Each :class:`Case` is a small computation written once, ``fn(lib, F, *inputs)``,
 unchanged on ``lib = minigrad`` (``F = minigrad.functional``) and on ``lib = torch``
 (``F = torch.nn.functional``), or with a separate ``torch_fn`` where the spelling differs.
 PyTorch's answers (values, dtypes, gradients, or that it raises) are pinned in
-``torch_values.py``:
+``torch_values.json`` (data, one line a case; :func:`load_pinned` and :func:`write_pinned`):
 
 * ``tests/test_torch_parity.py`` runs every case on minigrad and compares with the pinned
   values (CI has no PyTorch);
 * ``python -m bench.torch_parity`` (the ``bench`` extra has PyTorch) recomputes every case with
   PyTorch and fails on any value that differs from the pinned one; ``--write`` rewrites
-  ``torch_values.py`` from PyTorch.
+  ``torch_values.json`` from PyTorch.
 
 Inputs are given with explicit dtypes, so that the two libraries' default float dtypes
 (PyTorch float32, minigrad float64) never enter.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 inf, nan = math.inf, math.nan
@@ -399,3 +401,20 @@ def compare(case: Case, got: dict, want: dict) -> list[str]:
         problems.append(f"dtypes: got {got['dtypes']}, want {want['dtypes']}")
     problems += differences(got["grads"], want["grads"], rtol=rtol, where="grads")
     return problems
+
+
+PINNED_FILE = Path(__file__).resolve().parent / "torch_values.json"
+
+
+def load_pinned() -> tuple[str, dict[str, dict]]:
+    """PyTorch's version and its pinned answers, ``{case name: {"values": ..., ...}}``."""
+    pinned = json.loads(PINNED_FILE.read_text(encoding="utf-8"))  # NaN and Infinity read back
+    return pinned["torch_version"], pinned["cases"]
+
+
+def write_pinned(results: dict[str, dict], torch_version: str) -> None:
+    """Write PyTorch's answers to ``torch_values.json``, one line a case (diffs show cases)."""
+    lines = [f"  {json.dumps(name)}: {json.dumps(results[name], sort_keys=True)}"
+             for name in sorted(results)]
+    PINNED_FILE.write_text(f'{{"torch_version": {json.dumps(torch_version)},\n "cases": {{\n'
+                           + ",\n".join(lines) + "\n}}\n", encoding="utf-8")
