@@ -60,6 +60,16 @@ def lenet5(dtype: str, seed: int = 0) -> nn.Sequential:
         nn.Linear(84, 10, rng=rng, dtype=dtype))
 
 
+def avg_pool_net(dtype: str, seed: int = 0) -> nn.Sequential:
+    """A convolution and average pooling with padding and an uneven stride."""
+    rng = np.random.default_rng(seed)
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, rng=rng, dtype=dtype), nn.ReLU(),                  # 4x10x10
+        nn.AvgPool2d(3, stride=(2, 1), padding=1),                            # 4x5x10
+        nn.AvgPool2d(2),                                                      # 4x2x5
+        nn.Flatten(), nn.Linear(40, 3, rng=rng, dtype=dtype))
+
+
 def activations(dtype: str, slope: float = 0.2, seed: int = 0) -> nn.Sequential:
     """LeakyReLU, Sigmoid, Tanh and Dropout, in a nested Sequential."""
     rng = np.random.default_rng(seed)
@@ -133,6 +143,21 @@ def test_lenet5_float32_runs_in_onnxruntime(tmp_path):
     assert {a.name: list(a.ints) for a in pool2.attribute} == {"kernel_shape": [2, 2],
                                                                "strides": [2, 1]}
     batch = np.random.default_rng(2).standard_normal((5, 1, 32, 32)).astype("float32")
+    assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), "float32")
+
+
+@needs_onnx
+def test_average_pooling_with_padding_runs_in_onnxruntime(tmp_path):
+    model = avg_pool_net("float32")
+    x = np.random.default_rng(1).standard_normal((2, 1, 12, 12)).astype("float32")
+    path = tmp_path / "avg.onnx"
+    export(model, x, path)
+    proto = check_file(path)
+    pools = [n for n in proto.graph.node if n.op_type == "AveragePool"]
+    assert [{a.name: (list(a.ints) or a.i) for a in p.attribute} for p in pools] == [
+        {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+        {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 0, 0], "count_include_pad": 1}]
+    batch = np.random.default_rng(2).standard_normal((3, 1, 12, 12)).astype("float32")
     assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), "float32")
 
 

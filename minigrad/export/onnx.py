@@ -22,6 +22,8 @@ minigrad            ONNX
                     ``Transpose``, ``MatMul``, ``Add`` for other ranks
 ``Conv2d``          ``Conv`` (``kernel_shape``, ``strides``, ``pads``)
 ``MaxPool2d``       ``MaxPool`` (``kernel_shape``, ``strides``)
+``AvgPool2d``       ``AveragePool`` (``kernel_shape``, ``strides``, ``pads``,
+                    ``count_include_pad=1``)
 ``ReLU``            ``Relu``
 ``LeakyReLU``       ``LeakyRelu`` (``alpha`` = ``negative_slope``)
 ``Sigmoid``         ``Sigmoid``
@@ -219,6 +221,16 @@ def _max_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
     return graph.node("MaxPool", [x], path, kernel_shape=[kh, kw], strides=[sh, sw])
 
 
+def _avg_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
+                in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
+    kh, kw = pair(layer.kernel_size, "AvgPool2d", "kernel_size", low=1)
+    sh, sw = pair(layer.stride, "AvgPool2d", "stride", low=1)
+    ph, pw = pair(layer.padding, "AvgPool2d", "padding", low=0)
+    # count_include_pad=1: the padded zeros count in each mean, as in minigrad and PyTorch.
+    return graph.node("AveragePool", [x], path, kernel_shape=[kh, kw], strides=[sh, sw],
+                      pads=[ph, pw, ph, pw], count_include_pad=1)
+
+
 def _relu(graph: _GraphBuilder, path: str, layer: nn.ReLU, x: str,
           in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return graph.node("Relu", [x], path)
@@ -261,7 +273,7 @@ def _dropout(graph: _GraphBuilder, path: str, layer: nn.Dropout, x: str,
 
 Translation = Callable[..., str]
 _TRANSLATIONS: dict[type, Translation] = {
-    nn.Linear: _linear, nn.Conv2d: _conv2d, nn.MaxPool2d: _max_pool2d,
+    nn.Linear: _linear, nn.Conv2d: _conv2d, nn.MaxPool2d: _max_pool2d, nn.AvgPool2d: _avg_pool2d,
     nn.ReLU: _relu, nn.LeakyReLU: _leaky_relu, nn.Sigmoid: _sigmoid, nn.Tanh: _tanh,
     nn.Flatten: _flatten, nn.Dropout: _dropout,
 }

@@ -16,13 +16,15 @@ The other functions of the lesson are replaced by reference versions while a che
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import functools
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
 from minigrad.broadcast import unbroadcast as _ref_unbroadcast
-from minigrad.course.checks import (CheckFailed, assert_close, exercise, fail, numerical_vjp,
-                                    passed, require_student, show, student_code, with_globals)
+from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, fail,
+                                    numerical_vjp, require_student, show, student_code,
+                                    with_globals)
 from minigrad.tensor import Tensor, op
 
 __all__ = ["EXERCISES", "matmul", "sum", "reshape", "transpose", "unbroadcast",
@@ -98,7 +100,155 @@ def _in_scaffold(fn: Callable, name: str) -> Callable:
 
 
 # ---------------------------------------------------------------------------------------------
-# Running one node
+# The split shared by the six checks
+#
+# Each check is a probe, a run and a judge (see :class:`minigrad.course.checks.Split`). The
+# probe lists the cases (inputs and output gradients) as plain data. The run calls the
+# student's function on each case, in order, and records what came out (forward value,
+# gradients, finite differences of the student's own forward pass); what only its own process
+# can see (the result is a node of the graph with the inputs as parents and a VJP of the
+# student's, an input left unchanged, the student's code ran without an error) it checks
+# itself. The judge recomputes the expected values from the probes and compares.
+#
+# The run stops at the first case where the student's code fails, and records that failure's
+# message as the case's "error"; the judge goes through the cases in order and reports the
+# failure when it reaches it, after the values that came before. So the first mistake is
+# reported, as when the check was one piece: a value that is wrong in case 6 is reported
+# before a VJP that raises in case 7.
+
+#: In this process only: the error a run stopped at, by its message. In a notebook the judge
+#: re-raises it, so that the lines of the student's code that raised are shown; in the grader
+#: (another process) the judge raises a new error with the same message.
+_HELD: dict[str, CheckFailed] = {}
+
+#: What a run checks on its own, for the grader's report.
+_SELF_REPORTED = ("the result is a graph node made by op(), with the inputs as parents and a "
+                  "VJP of yours")
+
+
+def _run_cases(cases: Sequence[dict[str, Any]],
+               run_one: Callable[[int, dict[str, Any], dict[str, Any]], None]) -> dict[str, Any]:
+    """``run_one(k, case, result)`` for each case, filling ``result``; the run's outputs.
+
+    The first :class:`CheckFailed` stops the run: its message becomes the case's ``"error"``.
+    """
+    _HELD.clear()
+    results: list[dict[str, Any]] = []
+    for k, case in enumerate(cases):
+        result: dict[str, Any] = {}
+        results.append(result)
+        try:
+            run_one(k, case, result)
+        except CheckFailed as error:
+            result["error"] = str(error)
+            _HELD[str(error)] = error
+            break
+    return {"cases": results}
+
+
+def _judge_cases(check: str, cases: Sequence[dict[str, Any]], outputs: Any,
+                 judge_one: Callable[[int, dict[str, Any], dict[str, Any]], None]) -> None:
+    """``judge_one(k, case, result)`` for each case and the values the run sent back for it,
+    in order; a failure the run recorded is raised once the values before it are judged."""
+    results = outputs.get("cases") if isinstance(outputs, dict) else None
+    if not isinstance(results, list):
+        fail(check, f"expected the values of {len(cases)} cases; got {show(outputs)}")
+    if len(results) > len(cases):
+        fail(check, f"expected the values of {len(cases)} cases; got {len(results)}")
+    for k, (case, result) in enumerate(zip(cases, results)):
+        if not isinstance(result, dict):
+            fail(check, f"case {k + 1}: expected a dict of values; got {show(result)}")
+        judge_one(k, case, result)
+        if "error" in result:
+            _stopped(check, result)
+    if len(results) < len(cases):
+        fail(check, f"the values of {len(results)} of the {len(cases)} cases came back, and no "
+                    "error was reported")
+
+
+def _stopped(check: str, result: dict[str, Any]) -> NoReturn:
+    """Raise the failure the run recorded in ``result``."""
+    message = result["error"]
+    if not isinstance(message, str):
+        fail(check, f"a case's error should be a message; got {show(message)}")
+    held = _HELD.pop(message, None)
+    if held is not None:
+        raise held
+    raise CheckFailed(message)
+
+
+def _field(result: dict[str, Any], key: str, case: str) -> Any:
+    """The value ``key`` of a case's results; where the run stopped first, its failure."""
+    if key in result:
+        return result[key]
+    if "error" in result:
+        _stopped(case, result)
+    fail(case, f"the value {key!r} did not come back")
+
+
+def _robust(check: str, judge: Callable[[Any, Any], str]) -> Callable[[Any, Any], str]:
+    """``judge``, turning any error that malformed outputs cause into a :class:`CheckFailed`."""
+    @functools.wraps(judge)
+    def judged(probes: Any, outputs: Any) -> str:
+        try:
+            return judge(probes, outputs)
+        except CheckFailed:
+            raise
+        except Exception as error:  # noqa: BLE001 - malformed outputs are a failure, with why
+            raise CheckFailed(f"{check}: the values sent back could not be judged "
+                              f"({type(error).__name__}: {error})") from None
+    return judged
+
+
+def _split(check: str, probe: Callable[[np.random.Generator | None], dict[str, Any]],
+           run: Callable[..., dict[str, Any]], judge: Callable[[Any, Any], str],
+           self_reported: str = _SELF_REPORTED) -> Split:
+    return Split(probe=probe, run=run, judge=_robust(check, judge), self_reported=self_reported)
+
+
+def _plain(x: Any) -> Any:
+    """A value the student's code returned, as plain data: None, a float array, or a
+    description of what it is."""
+    if x is None:
+        return None
+    try:
+        return np.array(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return {"not an array": f"{type(x).__module__}.{type(x).__qualname__}: {show(x)}"}
+
+
+def _array(got: Any, case: str, what: str, cause: str | None = None) -> np.ndarray:
+    """A value that came back, as a float array; a failure naming what it is otherwise."""
+    if got is None:
+        fail(case, f"{what} is None", cause)
+    if isinstance(got, dict) and isinstance(got.get("not an array"), str):
+        fail(case, f"{what} should be a number or an array; got {got['not an array']}", cause)
+    try:
+        return np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        fail(case, f"{what} should be a number or an array; got {show(got)}", cause)
+
+
+def _floats(x: Any) -> np.ndarray:
+    """A probe's array (a list after the trip into the sandbox) as float64."""
+    return np.asarray(x, dtype=np.float64)
+
+
+def _ints(x: Any) -> tuple[int, ...]:
+    """A probe's shape or axes (lists after the trip into the sandbox) as a tuple."""
+    return tuple(int(n) for n in x)
+
+
+def _axis(x: Any) -> Any:
+    """An ``axis`` argument as NumPy takes it: None, an int or a tuple."""
+    return _ints(x) if isinstance(x, (list, tuple)) else x
+
+
+def _leaf(a: np.ndarray) -> Tensor:
+    return Tensor(np.array(a, dtype=np.float64), requires_grad=True)
+
+
+# Run: one node
 
 
 def _node(fn: Callable, name: str, case: str, inputs: Sequence[Tensor], *args: Any) -> Tensor:
@@ -125,8 +275,8 @@ def _node(fn: Callable, name: str, case: str, inputs: Sequence[Tensor], *args: A
     return out
 
 
-def _vjp(out: Tensor, g: np.ndarray, case: str, name: str, cause: str | None = None) -> tuple:
-    """The gradients the node's VJP returns for output gradient ``g`` (always a tuple).
+def _vjp(out: Tensor, g: np.ndarray, case: str, name: str, cause: str | None = None) -> list:
+    """The gradients the node's VJP returns for output gradient ``g``, as plain data.
 
     ``cause`` is added to the message when the VJP raises a shape error.
     """
@@ -139,19 +289,53 @@ def _vjp(out: Tensor, g: np.ndarray, case: str, name: str, cause: str | None = N
         raise
     if not isinstance(grads, tuple):
         grads = (grads,)
-    if len(grads) != len(out._parents):
-        fail(case, f"the VJP returned {len(grads)} gradients for {len(out._parents)} parents",
+    return [_plain(grad) for grad in grads]
+
+
+def _fd(fn: Callable, case: str, name: str, out: Tensor, arrays: Sequence[np.ndarray],
+        g: np.ndarray) -> list | None:
+    """Finite differences of the student's forward ``fn`` (on arrays), for output gradient
+    ``g``; None when the forward value has another shape than ``g`` (the judge says so)."""
+    if np.shape(out.data) != g.shape:
+        return None
+    with student_code(case, f"your {name} (run again for finite differences)"):
+        return numerical_vjp(lambda *xs: np.asarray(fn(*(Tensor(x) for x in xs)).data),
+                             arrays, g)
+
+
+# Judge: the values
+
+
+def _forward(got: Any, want: np.ndarray, case: str, cause: str) -> None:
+    got = _array(got, case, "the result", cause)
+    if got.shape != np.shape(want):
+        fail(case, f"the result has shape {got.shape}; expected {np.shape(want)}", cause)
+    assert_close(got, want, case, "the forward value", cause)
+
+
+def _gradients(result: dict[str, Any], n: int, case: str) -> tuple[list, list]:
+    """The gradients the VJP returned (one per parent) and the finite differences (or Nones)."""
+    grads = _field(result, "grads", case)
+    if not isinstance(grads, list) or len(grads) != n:
+        got = f"{len(grads)} gradients" if isinstance(grads, list) else show(grads)
+        fail(case, f"the VJP returned {got} for {n} parent{'s' if n > 1 else ''}",
              "return one gradient per parent, in the order of the parents")
-    return grads
+    fd = result.get("fd")    # None where the forward value had the wrong shape
+    if not isinstance(fd, list) or len(fd) != n:
+        return grads, [None] * n
+    try:
+        return grads, [np.asarray(f, dtype=np.float64) for f in fd]
+    except (TypeError, ValueError):
+        fail(case, f"the finite differences that came back are not arrays: {show(fd)}")
 
 
-def _compare_grad(got: Any, want: np.ndarray, fd: np.ndarray | None, case: str, what: str,
+def _compare_grad(got: Any, want: np.ndarray, fd: Any, case: str, what: str,
                   shape_cause: str, value_cause: str) -> None:
     if got is None:
         fail(case, f"{what} is None", "return an array for every parent")
-    got_shape = tuple(np.shape(got))
-    if got_shape != want.shape:
-        fail(case, f"{what} has shape {got_shape} but the input has shape {want.shape}",
+    got = _array(got, case, what, value_cause)
+    if got.shape != want.shape:
+        fail(case, f"{what} has shape {got.shape} but the input has shape {want.shape}",
              shape_cause)
     assert_close(got, want, case, what, value_cause)
     if fd is not None:
@@ -159,266 +343,504 @@ def _compare_grad(got: Any, want: np.ndarray, fd: np.ndarray | None, case: str, 
                      value_cause, rtol=1e-4, atol=1e-6)
 
 
-def _forward(out: Tensor, want: np.ndarray, case: str, cause: str) -> None:
-    got = np.asarray(out.data)
-    if got.shape != np.shape(want):
-        fail(case, f"the result has shape {got.shape}; expected {np.shape(want)}", cause)
-    assert_close(got, want, case, "the forward value", cause)
-
-
-def _leaf(a: np.ndarray) -> Tensor:
-    return Tensor(np.array(a, dtype=np.float64), requires_grad=True)
-
-
 # ---------------------------------------------------------------------------------------------
 # 2.1 matmul
 
+_MATMUL_SHAPES = [((2, 3), (3, 4)), ((1, 5), (5, 1)), ((4, 4), (4, 4)), ((3, 1), (1, 2))]
 
-@exercise("2.1")
-def matmul(matmul: Callable) -> None:
-    """Exercise 2.1: ``matmul(a, b)`` for matrices; ``dA = dC @ B.T``, ``dB = A.T @ dC``."""
+
+def _matmul_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """Four products: non-square, a row times a column, square, a column times a row."""
+    if rng is None:
+        shapes, draw = _MATMUL_SHAPES, np.random.default_rng(21)
+    else:
+        m, k, n, s, r = (int(d) for d in rng.integers(2, 6, size=5))
+        shapes, draw = [((m, k), (k, n)), ((1, r), (r, 1)), ((s, s), (s, s)),
+                        ((n, 1), (1, m))], rng
+    cases = []
+    for sa, sb in shapes:
+        A, B = draw.normal(size=sa), draw.normal(size=sb)
+        cases.append({"A": A, "B": B, "g": draw.normal(size=(sa[0], sb[1]))})
+    return {"cases": cases}
+
+
+def _matmul_case(k: int, n: int, A: np.ndarray, B: np.ndarray) -> str:
+    return f"matmul, case {k + 1} of {n}: A {A.shape} @ B {B.shape}"
+
+
+def _matmul_run(probes: dict[str, Any], matmul: Callable) -> dict[str, Any]:
+    """2.1, run: the student's matmul on each pair: value, both gradients, finite differences."""
     fn = _in_scaffold(matmul, "matmul")
-    rng = np.random.default_rng(21)
-    shapes = [((2, 3), (3, 4)), ((1, 5), (5, 1)), ((4, 4), (4, 4)), ((3, 1), (1, 2))]
-    for k, (sa, sb) in enumerate(shapes):
-        A, B = rng.normal(size=sa), rng.normal(size=sb)
-        case = f"matmul, case {k + 1} of {len(shapes)}: A {sa} @ B {sb}"
-        a, b = _leaf(A), _leaf(B)
-        out = _node(fn, "matmul", case, (a, b))
-        _forward(out, A @ B, case, "the forward value is a.data @ b.data")
-        g = rng.normal(size=(sa[0], sb[1]))
-        ga, gb = _vjp(out, g, case, "matmul", "the shapes must fit: dA = dC @ B.T is "
-                      f"{g.shape} @ {B.T.shape}, dB = A.T @ dC is {A.T.shape} @ {g.shape}")
-        fa, fb = numerical_vjp(lambda x, w: np.asarray(fn(Tensor(x), Tensor(w)).data), (A, B), g)
+    cases = probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        A, B, g = _floats(probe["A"]), _floats(probe["B"]), _floats(probe["g"])
+        case = _matmul_case(k, len(cases), A, B)
+        out = _node(fn, "matmul", case, (_leaf(A), _leaf(B)))
+        result["forward"] = _plain(out.data)
+        result["grads"] = _vjp(out, g, case, "matmul", "the shapes must fit: dA = dC @ B.T is "
+                               f"{g.shape} @ {B.T.shape}, dB = A.T @ dC is {A.T.shape} @ "
+                               f"{g.shape}")
+        result["fd"] = _fd(fn, case, "matmul", out, (A, B), g)
+    return _run_cases(cases, one)
+
+
+def _matmul_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """2.1, judge: A @ B, dA = dC @ B.T and dB = A.T @ dC."""
+    cases = probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        A, B, g = _floats(probe["A"]), _floats(probe["B"]), _floats(probe["g"])
+        case = _matmul_case(k, len(cases), A, B)
+        _forward(_field(result, "forward", case), A @ B, case,
+                 "the forward value is a.data @ b.data")
+        (ga, gb), (fa, fb) = _gradients(result, 2, case)
         _compare_grad(ga, g @ B.T, fa, case, "the gradient for A",
-                      f"dA must have A's shape {sa}: of the products of dC {g.shape} with B or "
-                      f"B.T, only dC @ B.T has it",
+                      f"dA must have A's shape {A.shape}: of the products of dC {g.shape} with "
+                      f"B or B.T, only dC @ B.T has it",
                       "dA = dC @ B.T (the output gradient times B transposed)")
         _compare_grad(gb, A.T @ g, fb, case, "the gradient for B",
-                      f"dB must have B's shape {sb}: only A.T @ dC has it",
+                      f"dB must have B's shape {B.shape}: only A.T @ dC has it",
                       "dB = A.T @ dC (A transposed times the output gradient)")
-    passed(f"matmul: forward values, dA = dC @ B.T and dB = A.T @ dC agree with NumPy and "
-           f"finite differences ({len(shapes)} shape pairs, square and non-square)")
+    _judge_cases("matmul", cases, outputs, one)
+    return (f"matmul: forward values, dA = dC @ B.T and dB = A.T @ dC agree with NumPy and "
+            f"finite differences ({len(cases)} shape pairs, square and non-square)")
+
+
+@exercise("2.1", split=_split("matmul", _matmul_probe, _matmul_run, _matmul_judge))
+def matmul(matmul: Callable) -> None:
+    """Exercise 2.1: ``matmul(a, b)`` for matrices; ``dA = dC @ B.T``, ``dB = A.T @ dC``."""
 
 
 # ---------------------------------------------------------------------------------------------
 # 2.2 sum
 
-
-@exercise("2.2")
-def sum(sum: Callable) -> None:  # noqa: A001 - the student's function is called sum
-    """Exercise 2.2: ``sum(x, axis=None, keepdims=False)`` spreads the gradient back."""
-    fn = _in_scaffold(sum, "sum")
-    rng = np.random.default_rng(22)
-    X = rng.normal(size=(2, 3, 4))
-    cases = [(None, False), (0, False), (1, False), (-1, False), ((0, 2), False),
+_SUM_AXES = [(None, False), (0, False), (1, False), (-1, False), ((0, 2), False),
              (None, True), (1, True), ((0, 2), True)]
-    for k, (axis, keepdims) in enumerate(cases):
-        call = f"sum(x, axis={axis}, keepdims={keepdims}) with x of shape {X.shape}"
-        case = f"sum, case {k + 1} of {len(cases)}: {call}"
-        x = _leaf(X)
-        out = _node(fn, "sum", case, (x,), axis, keepdims)
-        want = np.sum(X, axis=axis, keepdims=keepdims)
-        _forward(out, want, case, f"the forward value is np.sum(x.data, axis={axis}, "
-                                  f"keepdims={keepdims})")
-        g = rng.normal(size=np.shape(want))
-        (gx,) = _vjp(out, g, case, "sum", "g has the shape of the sum; put the summed axes "
-                     "back as size 1 (np.expand_dims(g, axis), unless keepdims) before "
-                     "np.broadcast_to(g, x.shape)")
+
+
+def _sum_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """One x and eight reductions of it: all axes, one (first, middle, last counted from the
+    end), two, with and without keepdims; an output gradient for each."""
+    if rng is None:
+        draw, shape, axes = np.random.default_rng(22), (2, 3, 4), _SUM_AXES
+    else:
+        draw = rng
+        shape = tuple(int(d) for d in rng.integers(2, 6, size=int(rng.integers(3, 5))))
+        nd = len(shape)
+        pair = tuple(sorted(int(a) for a in rng.choice(nd, size=2, replace=False)))
+        middle = int(rng.integers(1, nd))   # not axis 0, where g broadcasts back unchanged
+        axes = [(None, False), (0, False), (middle, False), (-int(rng.integers(1, nd)), False),
+                (pair, False), (None, True), (int(rng.integers(nd)), True), (pair, True)]
+    X = draw.normal(size=shape)
+    cases = []
+    for axis, keepdims in axes:
+        g = draw.normal(size=np.shape(np.sum(X, axis=axis, keepdims=keepdims)))
+        cases.append({"axis": list(axis) if isinstance(axis, tuple) else axis,
+                      "keepdims": keepdims, "g": g})
+    return {"x": X, "cases": cases}
+
+
+def _sum_case(k: int, n: int, axis: Any, keepdims: Any, X: np.ndarray) -> str:
+    return (f"sum, case {k + 1} of {n}: sum(x, axis={axis}, keepdims={keepdims}) with x of "
+            f"shape {X.shape}")
+
+
+def _sum_run(probes: dict[str, Any], sum: Callable) -> dict[str, Any]:
+    """2.2, run: the student's sum of x along each axis: value, gradient, finite differences."""
+    fn = _in_scaffold(sum, "sum")
+    X, cases = _floats(probes["x"]), probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        axis, keepdims, g = _axis(probe["axis"]), bool(probe["keepdims"]), _floats(probe["g"])
+        case = _sum_case(k, len(cases), axis, keepdims, X)
+        out = _node(fn, "sum", case, (_leaf(X),), axis, keepdims)
+        result["forward"] = _plain(out.data)
+        result["grads"] = _vjp(out, g, case, "sum", "g has the shape of the sum; put the summed "
+                               "axes back as size 1 (np.expand_dims(g, axis), unless keepdims) "
+                               "before np.broadcast_to(g, x.shape)")
+        result["fd"] = _fd(lambda x: fn(x, axis, keepdims), case, "sum", out, (X,), g)
+    return _run_cases(cases, one)
+
+
+def _sum_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """2.2, judge: np.sum's value, and g copied back along the summed axes."""
+    X, cases = _floats(probes["x"]), probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        axis, keepdims, g = _axis(probe["axis"]), bool(probe["keepdims"]), _floats(probe["g"])
+        case = _sum_case(k, len(cases), axis, keepdims, X)
+        _forward(_field(result, "forward", case), np.sum(X, axis=axis, keepdims=keepdims), case,
+                 f"the forward value is np.sum(x.data, axis={axis}, keepdims={keepdims})")
+        (gx,), (fd,) = _gradients(result, 1, case)
         kept = np.expand_dims(g, axis) if axis is not None and not keepdims else g
-        (fd,) = numerical_vjp(lambda v: np.asarray(fn(Tensor(v), axis, keepdims).data), (X,), g)
         _compare_grad(gx, np.broadcast_to(kept, X.shape) + 0.0, fd, case, "the gradient for x",
                       "the gradient must have x's shape: put the summed axes back as size 1 "
                       "(np.expand_dims(g, axis), unless keepdims) and copy g along them "
                       "(np.broadcast_to(g, x.shape))",
                       "every element of x appears once in its sum, so it gets its sum's "
                       "gradient unchanged (no scaling)")
-    passed(f"sum: forward values and gradients (spread back along the summed axes) agree with "
-           f"NumPy and finite differences ({len(cases)} cases: axis None, 0, 1, -1, (0, 2), "
-           f"with and without keepdims)")
+    _judge_cases("sum", cases, outputs, one)
+    named = ", ".join(dict.fromkeys(str(_axis(c["axis"])) for c in cases))
+    return (f"sum: forward values and gradients (spread back along the summed axes) agree with "
+            f"NumPy and finite differences ({len(cases)} cases: axis {named}, with and without "
+            f"keepdims)")
+
+
+@exercise("2.2", split=_split("sum", _sum_probe, _sum_run, _sum_judge))
+def sum(sum: Callable) -> None:  # noqa: A001 - the student's function is called sum
+    """Exercise 2.2: ``sum(x, axis=None, keepdims=False)`` spreads the gradient back."""
 
 
 # ---------------------------------------------------------------------------------------------
-# 2.3 reshape and 2.4 transpose
+# 2.3 reshape and 2.4 transpose: one input, one argument, no finite differences (they move
+# values without computing any)
 
-
-@exercise("2.3")
-def reshape(reshape: Callable) -> None:
-    """Exercise 2.3: ``reshape(x, shape)``; the gradient is reshaped back."""
-    fn = _in_scaffold(reshape, "reshape")
-    rng = np.random.default_rng(23)
-    cases = [((2, 3, 4), (6, 4)), ((2, 3, 4), (24,)), ((6,), (2, 3)), ((2, 3, 4), (4, -1)),
+_RESHAPES = [((2, 3, 4), (6, 4)), ((2, 3, 4), (24,)), ((6,), (2, 3)), ((2, 3, 4), (4, -1)),
              ((1, 5), (5, 1))]
-    for k, (old, new) in enumerate(cases):
-        X = rng.normal(size=old)
-        case = f"reshape, case {k + 1} of {len(cases)}: x of shape {old} to {new}"
-        x = _leaf(X)
-        out = _node(fn, "reshape", case, (x,), new)
-        want = X.reshape(new)
-        _forward(out, want, case, "the forward value is np.reshape(x.data, shape)")
-        g = rng.normal(size=want.shape)
-        (gx,) = _vjp(out, g, case, "reshape", "reshape g to x's old shape, kept from before")
-        _compare_grad(gx, g.reshape(old), None, case, "the gradient for x",
+
+
+def _reshape_shapes(rng: np.random.Generator) -> list[tuple[tuple, tuple]]:
+    """Five reshapes like the lesson's: merge two axes, flatten, split, -1, row to column."""
+    a, b, c, p, q, n = (int(d) for d in rng.integers(2, 6, size=6))
+    return [((a, b, c), (a * b, c)), ((a, b, c), (a * b * c,)), ((p * q,), (p, q)),
+            ((a, b, c), (c, -1)), ((1, n), (n, 1))]
+
+
+def _transposes(rng: np.random.Generator) -> list[tuple[tuple, tuple | None]]:
+    """Five transposes like the lesson's: reversed (2-D, 3-D), two 3-cycles (not their own
+    inverse), one swap; axes of distinct sizes, so that a wrong permutation shows."""
+    def dims(n: int) -> tuple[int, ...]:
+        return tuple(int(d) for d in rng.choice(np.arange(2, 7), size=n, replace=False))
+    cycle = [(1, 2, 0), (2, 0, 1)][int(rng.integers(2))]
+    swap = [(0, 2, 1), (1, 0, 2), (2, 1, 0)][int(rng.integers(3))]
+    return [(dims(2), None), (dims(3), None), (dims(3), cycle),
+            (dims(3), tuple(int(i) for i in np.argsort(cycle))), (dims(3), swap)]
+
+
+_TRANSPOSES = [((2, 3), None), ((2, 3, 4), None), ((2, 3, 4), (1, 2, 0)), ((2, 3, 4), (2, 0, 1)),
+               ((2, 3, 4), (0, 2, 1))]
+
+
+def _moves_probe(name: str) -> Callable[[np.random.Generator | None], dict[str, Any]]:
+    """reshape's or transpose's cases: x, the argument (the new shape, the axes) and g."""
+    fixed, seed, draw_shapes, move = {
+        "reshape": (_RESHAPES, 23, _reshape_shapes, np.reshape),
+        "transpose": (_TRANSPOSES, 24, _transposes, np.transpose)}[name]
+
+    def probe(rng: np.random.Generator | None) -> dict[str, Any]:
+        draw = np.random.default_rng(seed) if rng is None else rng
+        cases = []
+        for shape, arg in (fixed if rng is None else draw_shapes(rng)):
+            X = draw.normal(size=shape)
+            g = draw.normal(size=move(X, arg).shape)
+            cases.append({"x": X, "arg": None if arg is None else list(arg), "g": g})
+        return {"cases": cases}
+    return probe
+
+
+def _moves_case(name: str, k: int, n: int, X: np.ndarray, arg: tuple | None) -> str:
+    if name == "reshape":
+        return f"reshape, case {k + 1} of {n}: x of shape {X.shape} to {arg}"
+    return f"transpose, case {k + 1} of {n}: x of shape {X.shape}, axes={arg}"
+
+
+def _moves_run(name: str) -> Callable[..., dict[str, Any]]:
+    """reshape's or transpose's run: the value and gradient of each case."""
+    cause = {"reshape": "reshape g to x's old shape, kept from before",
+             "transpose": "permute g with the inverse permutation np.argsort(axes)"}[name]
+
+    def run(probes: dict[str, Any], student: Callable) -> dict[str, Any]:
+        fn = _in_scaffold(student, name)
+        cases = probes["cases"]
+
+        def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+            X, g = _floats(probe["x"]), _floats(probe["g"])
+            arg = None if probe["arg"] is None else _ints(probe["arg"])
+            case = _moves_case(name, k, len(cases), X, arg)
+            args = () if arg is None and name == "transpose" else (arg,)
+            out = _node(fn, name, case, (_leaf(X),), *args)
+            result["forward"] = _plain(out.data)
+            result["grads"] = _vjp(out, g, case, name, cause)
+        return _run_cases(cases, one)
+    run.__name__ = run.__qualname__ = f"_{name}_run"
+    return run
+
+
+def _reshape_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """2.3, judge: np.reshape's value; the gradient is g reshaped back."""
+    cases = probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        X, g, new = _floats(probe["x"]), _floats(probe["g"]), _ints(probe["arg"])
+        case = _moves_case("reshape", k, len(cases), X, new)
+        _forward(_field(result, "forward", case), X.reshape(new), case,
+                 "the forward value is np.reshape(x.data, shape)")
+        (gx,), _ = _gradients(result, 1, case)
+        _compare_grad(gx, g.reshape(X.shape), None, case, "the gradient for x",
                       "reshape the output gradient back to x's shape (keep the old shape in "
                       "the closure)", "a reshape moves no value: the gradient is g reshaped "
                                       "back, element for element")
-    passed(f"reshape: forward values and gradients (g reshaped back) agree with NumPy "
-           f"({len(cases)} cases, -1 included)")
+    _judge_cases("reshape", cases, outputs, one)
+    return (f"reshape: forward values and gradients (g reshaped back) agree with NumPy "
+            f"({len(cases)} cases, -1 included)")
 
 
-@exercise("2.4")
-def transpose(transpose: Callable) -> None:
-    """Exercise 2.4: ``transpose(x, axes=None)``; the gradient is permuted back."""
-    fn = _in_scaffold(transpose, "transpose")
-    rng = np.random.default_rng(24)
-    cases = [((2, 3), None), ((2, 3, 4), None), ((2, 3, 4), (1, 2, 0)), ((2, 3, 4), (2, 0, 1)),
-             ((2, 3, 4), (0, 2, 1))]
-    for k, (shape, axes) in enumerate(cases):
-        X = rng.normal(size=shape)
-        case = f"transpose, case {k + 1} of {len(cases)}: x of shape {shape}, axes={axes}"
-        x = _leaf(X)
-        out = _node(fn, "transpose", case, (x,), *(() if axes is None else (axes,)))
-        want = np.transpose(X, axes)
-        _forward(out, want, case, "the forward value is np.transpose(x.data, axes); with "
-                                  "axes=None the axes are reversed")
-        g = rng.normal(size=want.shape)
-        (gx,) = _vjp(out, g, case, "transpose", "permute g with the inverse permutation "
-                     "np.argsort(axes)")
-        _compare_grad(gx, np.transpose(g, np.argsort(axes if axes else range(len(shape))[::-1])),
-                      None, case, "the gradient for x",
+def _transpose_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """2.4, judge: np.transpose's value; the gradient is g permuted back."""
+    cases = probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        X, g = _floats(probe["x"]), _floats(probe["g"])
+        axes = None if probe["arg"] is None else _ints(probe["arg"])
+        case = _moves_case("transpose", k, len(cases), X, axes)
+        _forward(_field(result, "forward", case), np.transpose(X, axes), case,
+                 "the forward value is np.transpose(x.data, axes); with axes=None the axes are "
+                 "reversed")
+        (gx,), _ = _gradients(result, 1, case)
+        inverse = np.argsort(axes if axes else range(X.ndim)[::-1])
+        _compare_grad(gx, np.transpose(g, inverse), None, case, "the gradient for x",
                       "permute the gradient back with the inverse permutation "
                       "np.argsort(axes); for (1, 2, 0) it is (2, 0, 1), not the same axes",
                       "the inverse permutation (np.argsort(axes)) puts every value back where "
                       "it came from")
-    passed(f"transpose: forward values and gradients (permuted back with the inverse "
-           f"permutation) agree with NumPy ({len(cases)} cases, 2-D and 3-D)")
+    _judge_cases("transpose", cases, outputs, one)
+    return (f"transpose: forward values and gradients (permuted back with the inverse "
+            f"permutation) agree with NumPy ({len(cases)} cases, 2-D and 3-D)")
+
+
+@exercise("2.3", split=_split("reshape", _moves_probe("reshape"), _moves_run("reshape"),
+                              _reshape_judge))
+def reshape(reshape: Callable) -> None:
+    """Exercise 2.3: ``reshape(x, shape)``; the gradient is reshaped back."""
+
+
+@exercise("2.4", split=_split("transpose", _moves_probe("transpose"), _moves_run("transpose"),
+                              _transpose_judge))
+def transpose(transpose: Callable) -> None:
+    """Exercise 2.4: ``transpose(x, axes=None)``; the gradient is permuted back."""
 
 
 # ---------------------------------------------------------------------------------------------
 # 2.5 unbroadcast
 
-_PAIRS = [  # (shape of a, shape of b, the operation): b is unbroadcast from the result
+_PAIRS = [  # (shape of a, shape of b) in c = a + b: each one's gradient is unbroadcast from c's
     ((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 1)), ((2, 3), (1, 1)), ((2, 3), ()),
     ((4, 2, 3), (2, 1)), ((4, 2, 3), (4, 1, 3)), ((4, 2, 3), (1, 2, 3)), ((5,), (1,)),
     ((3, 4), (3, 4)), ((2, 1, 3), (4, 1)), ((3, 1, 5), (1, 4, 1)),
 ]
 
 
-@exercise("2.5")
+def _random_pairs(rng: np.random.Generator) -> list[tuple[tuple, tuple]]:
+    """Twelve pairs like the lesson's: ``a`` whole or stretched, ``b`` missing leading axes
+    and with size-1 axes; a scalar and two equal shapes among them."""
+    def stretched(shape: tuple, keep_all: bool) -> tuple:
+        drop = 0 if keep_all else int(rng.integers(0, len(shape) + 1))
+        return tuple(1 if rng.random() < 0.4 else d for d in shape[drop:])
+
+    pairs = []
+    for i in range(10):
+        c = tuple(int(d) for d in rng.integers(2, 6, size=int(rng.integers(1, 4))))
+        pairs.append((stretched(c, True) if i % 3 == 2 else c, stretched(c, False)))
+    c = tuple(int(d) for d in rng.integers(2, 6, size=2))
+    return pairs + [(c, ()), (c, c)]
+
+
+def _unbroadcast_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """The pairs, and for each the gradient of c = a + b."""
+    draw = np.random.default_rng(25) if rng is None else rng
+    pairs = _PAIRS if rng is None else _random_pairs(rng)
+    return {"pairs": [{"a": list(sa), "b": list(sb),
+                       "g": draw.normal(size=np.broadcast_shapes(sa, sb))} for sa, sb in pairs]}
+
+
+def _unbroadcast_cases(probes: dict[str, Any]) -> list[dict[str, Any]]:
+    """Two cases a pair: a's gradient, then b's, each unbroadcast from c's gradient g."""
+    cases = []
+    for pair in probes["pairs"]:
+        sa, sb, g = _ints(pair["a"]), _ints(pair["b"]), _floats(pair["g"])
+        for who, shape in (("a", sa), ("b", sb)):
+            n = len(cases) + 1
+            cases.append({"who": who, "shape": shape, "g": g, "name": (
+                f"unbroadcast, case {n}: in c = a + b with a of shape {sa} and b of shape {sb}, "
+                f"c has shape {g.shape}; unbroadcast(grad of shape {g.shape}, {shape}) gives "
+                f"{who}'s gradient")})
+    return cases
+
+
+def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable) -> dict[str, Any]:
+    """2.5, run: the student's unbroadcast of each gradient; that it leaves g unchanged is
+    seen here."""
+    fn = _in_scaffold(unbroadcast, "unbroadcast")
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        g, case = probe["g"].copy(), probe["name"]
+        with student_code(case, "your unbroadcast"):
+            got = fn(g, probe["shape"])
+        if not np.array_equal(g, probe["g"]):
+            fail(case, "unbroadcast changed the gradient it was given, in place",
+                 "compute a new array (grad.sum(...)); never write into grad")
+        result["got"] = _plain(got)
+    return _run_cases(_unbroadcast_cases(probes), one)
+
+
+def _unbroadcast_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """2.5, judge: the shape, then the values, against minigrad's unbroadcast."""
+    cases = _unbroadcast_cases(probes)
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        who, shape, g, case = probe["who"], probe["shape"], probe["g"], probe["name"]
+        got = _field(result, "got", case)
+        if got is not None:
+            got = _array(got, case, f"the gradient for {who}")
+        got_shape = None if got is None else got.shape
+        if got_shape != shape:
+            extra = g.ndim - len(shape)
+            if got_shape is not None and len(got_shape) > len(shape):
+                cause = (f"sum away the {extra} leading axes that {who} does not have "
+                         f"(axis=tuple(range({extra})))")
+            elif got_shape is not None and len(got_shape) < len(shape):
+                cause = f"keep the axes where {who} has size 1: sum them with keepdims=True"
+            else:
+                cause = f"sum over the axes where {who} has size 1 and the gradient does not"
+            fail(case, f"the gradient for {who} has shape {got_shape} but {who} has shape "
+                       f"{shape}: did you unbroadcast?", cause)
+        assert_close(got, _ref_unbroadcast(g, shape), case, f"the gradient for {who}",
+                     "every broadcast copy sent its own gradient back: add them up (a sum, not "
+                     "a mean, and not one copy)")
+    _judge_cases("unbroadcast", cases, outputs, one)
+    return (f"unbroadcast: the right shape and values for {len(cases)} gradients of "
+            f"{len(probes['pairs'])} broadcast pairs (leading axes, size-1 axes, both, scalars "
+            f"and no broadcasting)")
+
+
+@exercise("2.5", split=_split("unbroadcast", _unbroadcast_probe, _unbroadcast_run,
+                              _unbroadcast_judge,
+                              self_reported="the gradient passed in is left unchanged"))
 def unbroadcast(unbroadcast: Callable) -> None:
     """Exercise 2.5: ``unbroadcast(grad, shape)`` sums a gradient back to ``shape``."""
-    fn = _in_scaffold(unbroadcast, "unbroadcast")
-    rng = np.random.default_rng(25)
-    n = 0
-    for sa, sb in _PAIRS:
-        out_shape = np.broadcast_shapes(sa, sb)
-        g = rng.normal(size=out_shape)
-        for who, shape in (("a", sa), ("b", sb)):
-            n += 1
-            case = (f"unbroadcast, case {n}: in c = a + b with a of shape {sa} and b of shape "
-                    f"{sb}, c has shape {out_shape}; unbroadcast(grad of shape {out_shape}, "
-                    f"{shape}) gives {who}'s gradient")
-            before = g.copy()
-            with student_code(case, "your unbroadcast"):
-                got = fn(g, shape)
-            if not np.array_equal(g, before):
-                fail(case, "unbroadcast changed the gradient it was given, in place",
-                     "compute a new array (grad.sum(...)); never write into grad")
-            want = _ref_unbroadcast(g, shape)
-            got_shape = tuple(np.shape(got)) if got is not None else None
-            if got_shape != tuple(shape):
-                extra = len(out_shape) - len(shape)
-                if got_shape is not None and len(got_shape) > len(shape):
-                    cause = (f"sum away the {extra} leading axes that {who} does not have "
-                             f"(axis=tuple(range({extra})))")
-                elif got_shape is not None and len(got_shape) < len(shape):
-                    cause = (f"keep the axes where {who} has size 1: sum them with "
-                             "keepdims=True")
-                else:
-                    cause = f"sum over the axes where {who} has size 1 and the gradient does not"
-                fail(case, f"the gradient for {who} has shape {got_shape} but {who} has shape "
-                           f"{tuple(shape)}: did you unbroadcast?", cause)
-            assert_close(got, want, case, f"the gradient for {who}",
-                         "every broadcast copy sent its own gradient back: add them up (a "
-                         "sum, not a mean, and not one copy)")
-    passed(f"unbroadcast: the right shape and values for {n} gradients of {len(_PAIRS)} "
-           f"broadcast pairs (leading axes, size-1 axes, both, scalars and no broadcasting)")
 
 
 # ---------------------------------------------------------------------------------------------
 # 2.6 cross-entropy
 
-_HAND = [  # (logits, targets, loss, gradient): numbers a student can derive by hand
-    ([[0.0, 0.0, 0.0, 0.0]], [2], np.log(4.0), [[0.25, 0.25, -0.75, 0.25]]),
-    ([[0.0, np.log(3.0)]], [1], -np.log(0.75), [[0.25, -0.25]]),
-    ([[np.log(2.0), 0.0], [0.0, np.log(2.0)]], [0, 0], (np.log(1.5) + np.log(3.0)) / 2,
-     [[-1 / 6, 1 / 6], [-1 / 3, 1 / 3]]),
+_HAND = [  # (logits, targets) whose loss and gradient a student can derive by hand; the
+    # judge computes them like any other case (tests/test_checks_lesson2.py holds the numbers)
+    ([[0.0, 0.0, 0.0, 0.0]], [2]),
+    ([[0.0, np.log(3.0)]], [1]),
+    ([[np.log(2.0), 0.0], [0.0, np.log(2.0)]], [0, 0]),
 ]
+_LARGE = "logits of +-1e4 (exp(1e4) overflows float64)"
+_OVERFLOW = ("exp of a large logit overflows: subtract each row's max before exp, and compute "
+             "log-softmax as (z - max) - log(sum(exp(z - max))), never log(softmax(z))")
 
 
-@exercise("2.6")
-def cross_entropy(cross_entropy: Callable) -> None:
-    """Exercise 2.6: ``cross_entropy(logits, targets)``: mean softmax cross-entropy as one
-    node, stable for any logits, with the gradient ``(softmax - onehot) / N``."""
+def _ce_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """Logits and targets: small ones (by hand in the lesson), random ones, and logits of
+    +-1e4, where exp overflows."""
+    cases = []
+
+    def add(label: str, z: Any, t: Any) -> None:
+        cases.append({"label": label, "logits": np.asarray(z, dtype=np.float64),
+                      "targets": np.asarray(t, dtype=np.int64)})
+
+    if rng is None:
+        for z, t in _HAND:
+            add(f"by hand: logits {show(np.asarray(z))}, targets {t}", z, t)
+        draw, shapes = np.random.default_rng(26), [(4, 5), (1, 3)]
+    else:
+        for _ in range(2):
+            z = rng.integers(-2, 3, size=(int(rng.integers(1, 4)), int(rng.integers(2, 5))))
+            t = rng.integers(0, z.shape[1], size=z.shape[0])
+            add(f"small logits {show(z.astype(float))}, targets {t.tolist()}", z, t)
+        draw = rng
+        shapes = [(int(rng.integers(2, 7)), int(rng.integers(2, 7))) for _ in range(2)]
+        shapes.append((1, int(rng.integers(2, 7))))
+    for n_rows, n_cls in shapes:
+        z = draw.normal(scale=2.0, size=(n_rows, n_cls))
+        t = draw.integers(0, n_cls, size=n_rows)
+        add(f"random logits of shape {z.shape}, targets {t.tolist()}", z, t)
+    if rng is None:
+        add(_LARGE, [[1e4, -1e4, 0.0], [-1e4, 1e4, 0.0], [1e4, 1e4, -1e4]], [0, 0, 2])
+    else:
+        n_rows, n_cls = (int(d) for d in rng.integers(2, 5, size=2))
+        z = rng.choice([-1e4, 0.0, 1e4], size=(n_rows, n_cls))
+        z[np.arange(n_rows), rng.integers(0, n_cls, size=n_rows)] = 1e4
+        add(_LARGE, z, rng.integers(0, n_cls, size=n_rows))
+    return {"cases": cases}
+
+
+def _ce_case(k: int, n: int, probe: dict[str, Any]) -> str:
+    return f"cross_entropy, case {k + 1} of {n}: {probe['label']}"
+
+
+def _ce_run(probes: dict[str, Any], cross_entropy: Callable) -> dict[str, Any]:
+    """2.6, run: the loss, the gradient for output gradients 1 and 0.5, finite differences.
+    That NumPy reports no overflow is seen here."""
     fn = _in_scaffold(cross_entropy, "cross_entropy")
-    rng = np.random.default_rng(26)
-    cases = [(f"by hand: logits {show(np.asarray(z))}, targets {t}", np.asarray(z, float),
-              np.asarray(t), loss, np.asarray(grad)) for z, t, loss, grad in _HAND]
-    for n_rows, n_cls in ((4, 5), (1, 3)):
-        z = rng.normal(scale=2.0, size=(n_rows, n_cls))
-        t = rng.integers(0, n_cls, size=n_rows)
-        p = np.exp(_log_softmax(z))
-        onehot = np.eye(n_cls)[t]
-        cases.append((f"random logits of shape {z.shape}, targets {t.tolist()}", z, t,
-                      -np.mean(np.log(p[np.arange(n_rows), t])), (p - onehot) / n_rows))
-    z = np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 0.0], [1e4, 1e4, -1e4]])
-    t = np.array([0, 0, 2])
-    cases.append(("logits of +-1e4 (exp(1e4) overflows float64)", z, t,
-                  (0.0 + 2e4 + (2e4 + np.log(2.0))) / 3,
-                  np.array([[0, 0, 0], [-1, 1, 0], [0.5, 0.5, -1]]) / 3))
-    overflow = ("exp of a large logit overflows: subtract each row's max before exp, and "
-                "compute log-softmax as (z - max) - log(sum(exp(z - max))), never "
-                "log(softmax(z))")
-    for k, (label, Z, T, want_loss, want_grad) in enumerate(cases):
-        case = f"cross_entropy, case {k + 1} of {len(cases)}: {label}"
-        logits = _leaf(Z)
+    cases = probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        Z, T = _floats(probe["logits"]), np.asarray(probe["targets"], dtype=np.int64)
+        case = _ce_case(k, len(cases), probe)
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             try:
-                out = _node(fn, "cross_entropy", case, (logits,), T)
+                out = _node(fn, "cross_entropy", case, (_leaf(Z),), T)
             except CheckFailed as e:
                 if isinstance(e.__cause__, FloatingPointError):
-                    fail(case, f"NumPy reported {e.__cause__} in the forward pass", overflow)
+                    fail(case, f"NumPy reported {e.__cause__} in the forward pass", _OVERFLOW)
                 raise
-        loss = np.asarray(out.data)
+        result["loss"] = _plain(out.data)
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            try:
+                result["grads"] = _vjp(out, np.array(1.0), case, "cross_entropy")
+            except CheckFailed as e:
+                if isinstance(e.__cause__, FloatingPointError):
+                    fail(case, f"NumPy reported {e.__cause__} in the backward pass", _OVERFLOW)
+                raise
+        result["fd"] = _fd(lambda z: fn(z, T), case, "cross_entropy", out, (Z,),
+                           np.array(1.0)) if np.abs(Z).max() < 100 else None
+        result["grads_half"] = _vjp(out, np.array(0.5), case, "cross_entropy")
+    return _run_cases(cases, one)
+
+
+def _ce_expected(Z: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray]:
+    """The mean cross-entropy of logits ``Z`` against targets ``T`` and its gradient."""
+    n_rows = Z.shape[0]
+    log_p = _log_softmax(Z)
+    onehot = np.eye(Z.shape[1])[T]
+    return float(-np.mean(log_p[np.arange(n_rows), T])), (np.exp(log_p) - onehot) / n_rows
+
+
+def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """2.6, judge: the loss and (softmax - onehot) / N, naming the usual slip when one fits."""
+    cases = probes["cases"]
+
+    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+        Z, T = _floats(probe["logits"]), np.asarray(probe["targets"], dtype=np.int64)
+        case = _ce_case(k, len(cases), probe)
+        want_loss, want_grad = _ce_expected(Z, T)
+        n_rows = Z.shape[0]
+        loss = _array(_field(result, "loss", case), case, "the loss")
         if loss.shape != ():
             fail(case, f"the loss has shape {loss.shape}; expected a single value, shape ()",
                  "average over the rows: the loss is one number for the whole batch")
         if not np.isfinite(loss):
-            fail(case, f"the loss is {loss}; expected {want_loss:.6g}", overflow)
-        n_rows = Z.shape[0]
+            fail(case, f"the loss is {loss}; expected {want_loss:.6g}", _OVERFLOW)
         loss_cause = "the loss is the mean over rows of logsumexp(z) - z[target]"
         if n_rows > 1 and np.isclose(float(loss), want_loss * n_rows, rtol=1e-6):
             loss_cause = (f"the loss is {n_rows} times too large: it is summed over the "
                           f"{n_rows} rows instead of averaged. The loss is the mean over rows: "
                           f"divide the sum by N = {n_rows}")
         assert_close(loss, want_loss, case, "the loss", loss_cause)
-        with np.errstate(over="raise", invalid="raise", divide="raise"):
-            try:
-                (gz,) = _vjp(out, np.array(1.0), case, "cross_entropy")
-            except CheckFailed as e:
-                if isinstance(e.__cause__, FloatingPointError):
-                    fail(case, f"NumPy reported {e.__cause__} in the backward pass", overflow)
-                raise
-        if np.shape(gz) == Z.shape and not np.all(np.isfinite(gz)):
-            fail(case, f"the gradient holds inf or nan: {show(np.asarray(gz))}", overflow)
-        fd = None
-        if np.abs(Z).max() < 100:
-            (fd,) = numerical_vjp(lambda v: np.asarray(fn(Tensor(v), T).data), (Z,),
-                                  np.array(1.0))
-        onehot_n = np.eye(Z.shape[1])[T] / n_rows
+        (gz,), (fd,) = _gradients(result, 1, case)
+        what = "the gradient for the logits"
+        gz = _array(gz, case, what, "return an array for every parent")
+        if gz.shape == Z.shape and not np.all(np.isfinite(gz)):
+            fail(case, f"the gradient holds inf or nan: {show(gz)}", _OVERFLOW)
         grad_cause = "the fused rule is (softmax(z) - onehot(targets)) / N"
-        if np.shape(gz) == Z.shape:
-            if np.allclose(gz, want_grad + onehot_n, atol=1e-9):
+        if gz.shape == Z.shape:
+            if np.allclose(gz, want_grad + np.eye(Z.shape[1])[T] / n_rows, atol=1e-9):
                 grad_cause = ("the one-hot targets are not subtracted: the gradient is "
                               "(softmax(z) - onehot(targets)) / N, and you return softmax(z) / N")
             elif n_rows > 1 and np.allclose(gz, want_grad * n_rows, atol=1e-9):
@@ -427,13 +849,24 @@ def cross_entropy(cross_entropy: Callable) -> None:
             elif np.allclose(gz, -want_grad, atol=1e-9):
                 grad_cause = ("the sign is flipped: the gradient of the loss is "
                               "(softmax - onehot) / N, not (onehot - softmax) / N")
-        _compare_grad(gz, want_grad, fd, case, "the gradient for the logits",
+        _compare_grad(gz, want_grad, fd, case, what,
                       "the gradient has the logits' shape (N, C): (softmax(z) - onehot) / N",
                       grad_cause)
-        g = 0.5
-        (gz_half,) = _vjp(out, np.array(g), case, "cross_entropy")
-        assert_close(gz_half, g * want_grad, case, "the gradient for an output gradient of 0.5",
+        half = _field(result, "grads_half", case)
+        if not isinstance(half, list) or len(half) != 1:
+            fail(case, f"the VJP returned {show(half)} for 1 parent",
+                 "return one gradient per parent, in the order of the parents")
+        assert_close(_array(half[0], case, what), 0.5 * want_grad, case,
+                     "the gradient for an output gradient of 0.5",
                      "multiply by the output gradient g: g * (softmax - onehot) / N")
-    passed(f"cross_entropy: loss and gradient (softmax - onehot) / N agree with hand-derived "
-           f"numbers, NumPy and finite differences, and stay finite at logits of +-1e4 "
-           f"({len(cases)} cases)")
+    _judge_cases("cross_entropy", cases, outputs, one)
+    return (f"cross_entropy: loss and gradient (softmax - onehot) / N agree with hand-derived "
+            f"numbers, NumPy and finite differences, and stay finite at logits of +-1e4 "
+            f"({len(cases)} cases)")
+
+
+@exercise("2.6", split=_split("cross_entropy", _ce_probe, _ce_run, _ce_judge,
+                              self_reported=_SELF_REPORTED + "; NumPy reported no overflow"))
+def cross_entropy(cross_entropy: Callable) -> None:
+    """Exercise 2.6: ``cross_entropy(logits, targets)``: mean softmax cross-entropy as one
+    node, stable for any logits, with the gradient ``(softmax - onehot) / N``."""
