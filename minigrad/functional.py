@@ -110,6 +110,26 @@ def _check_target_values(t: Any, c: int, ignore_index: int | None, name: str) ->
                          "Are the labels 1-based? Subtract 1.")
 
 
+def _batch_of_one(targets: Any, logits: Tensor, name: str) -> Any:
+    """The target of one unbatched sample (logits of shape (C,)) as a batch of one.
+
+    As PyTorch: a class index is a 0-d integer (a Python int, or a 0-d array or tensor); class
+    probabilities have the logits' shape (C,).
+    """
+    t = targets
+    if isinstance(t, (int, float, list, tuple)) and not isinstance(t, bool):
+        t = asarray(t, like=logits.data)
+    if not hasattr(t, "shape"):
+        raise TypeError(f"{name}: targets must be an integer class index or an array or tensor "
+                        f"of class probabilities; got {type(targets).__name__}")
+    shape = tuple(t.shape)
+    if shape not in ((), tuple(logits.shape)):
+        raise ValueError(f"{name}: logits of shape {logits.shape} are one unbatched sample, so "
+                         f"the target must be one class index (a 0-d integer) or {logits.shape[0]} "
+                         f"class probabilities; got shape {shape}")
+    return t.reshape((1,) + shape)  # a tensor target keeps its graph (soft targets)
+
+
 def _as_tensor(x: Any, like: Tensor) -> Tensor:
     if isinstance(x, Tensor):
         return x
@@ -159,6 +179,11 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index
     ``0..C-1`` raises an IndexError (on a GPU: the loss is NaN).
     """
     _check_reduction(reduction, "cross_entropy")
+    if logits.ndim == 1:  # one unbatched sample: a batch of one, the loss a 0-d tensor
+        target = _batch_of_one(targets, logits, "cross_entropy")
+        loss = cross_entropy(logits.reshape(1, -1), target, weight, ignore_index, reduction,
+                             label_smoothing)
+        return loss.reshape(()) if reduction == "none" else loss
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1]; got "
                          f"{label_smoothing}")
@@ -248,6 +273,10 @@ def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, ignore_index: 
     reduction : "mean", "sum" or "none"
     """
     _check_reduction(reduction, _name)
+    if log_probs.ndim == 1:  # one unbatched sample, as in cross_entropy
+        loss = nll_loss(log_probs.reshape(1, -1), _batch_of_one(targets, log_probs, _name),
+                        weight, ignore_index, reduction, _name=_name)
+        return loss.reshape(()) if reduction == "none" else loss
     t = _check_targets(log_probs, targets, _name)
     xp = log_probs._xp
     n, c = log_probs.shape
@@ -285,7 +314,9 @@ def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
 
     Each log is clamped at -100 (so ``p = 0`` gives a loss of 100, not inf), and the
     backward, ``(p - t) / (p * (1 - p))``, divides by at least 1e-12, as PyTorch.
-    ``target`` has ``probs``' shape and gets no gradient; ``weight`` multiplies each loss.
+    ``target`` has ``probs``' shape; a target tensor that requires grad gets
+    ``log(1 - p) - log(p)`` (not clamped: infinite at ``p`` = 0 or 1, as PyTorch's).
+    ``weight`` multiplies each loss.
     """
     _check_reduction(reduction, "binary_cross_entropy")
     t = _as_tensor(target, probs)
@@ -298,8 +329,13 @@ def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
                          f"values from {float(xp.min(p))} to {float(xp.max(p))} (use "
                          "binary_cross_entropy_with_logits for raw scores)")
     loss = -(tv * xp.maximum(xp.log(p), -100.0) + (1 - tv) * xp.maximum(xp.log(1 - p), -100.0))
-    out = op(loss, (probs,), lambda g, p, t: g * (p - t) / xp.maximum(p * (1 - p), _BCE_EPS),
-             saved=(p, tv), name="binary_cross_entropy")
+    target_grad = t.requires_grad
+
+    def vjp(g: Any, p: Any, t: Any) -> tuple[Any, Any]:
+        return (g * (p - t) / xp.maximum(p * (1 - p), _BCE_EPS),
+                g * (xp.log1p(-p) - xp.log(p)) if target_grad else None)
+
+    out = op(loss, (probs, t), vjp, saved=(p, tv), name="binary_cross_entropy")
     if weight is not None:
         out = out * _as_tensor(weight, probs)
     return _reduce(out, reduction)
@@ -311,7 +347,9 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = 
 
     Forward: ``(1 - t) * x + (1 + (w_pos - 1) * t) * softplus(-x)``, with
     ``softplus(-x) = log1p(exp(-|x|)) + max(-x, 0)`` (never overflows). Backward:
-    ``sigmoid(x) - t`` when ``pos_weight`` is not given. ``target`` gets no gradient.
+    ``sigmoid(x) - t`` when ``pos_weight`` is not given. A target tensor that requires grad
+    gets ``-x + (w_pos - 1) * softplus(-x)``, as PyTorch; ``pos_weight`` gets none (PyTorch
+    gives it one).
     """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     t = _as_tensor(target, logits)
@@ -324,8 +362,14 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = 
     softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)  # log(1 + exp(-x))
     loss = (1 - tv) * x + lw * softplus_neg
     s = 0.5 * (xp.tanh(0.5 * x) + 1)  # sigmoid(x)
-    out = op(loss, (logits,), lambda g, s, t, lw: g * ((1 - t) - lw * (1 - s)),
-             saved=(s, tv, lw), name="binary_cross_entropy_with_logits")
+    target_grad = t.requires_grad
+
+    def vjp(g: Any, x: Any, s: Any, t: Any, lw: Any, sp: Any) -> tuple[Any, Any]:
+        return (g * ((1 - t) - lw * (1 - s)),
+                g * ((pw - 1) * sp - x) if target_grad else None)
+
+    out = op(loss, (logits, t), vjp, saved=(x, s, tv, lw, softplus_neg),
+             name="binary_cross_entropy_with_logits")
     if weight is not None:
         out = out * _as_tensor(weight, logits)
     return _reduce(out, reduction)

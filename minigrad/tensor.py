@@ -636,19 +636,26 @@ class Tensor:
 
     __abs__ = abs
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
+    def clamp(self, min: "float | Tensor | None" = None,
+              max: "float | Tensor | None" = None) -> "Tensor":
         """Limit the values to ``[min, max]`` (either may be ``None``); also named ``clip``.
 
         The gradient passes where ``min <= x <= max`` (bounds included) and is 0 outside, as
-        PyTorch. The bounds are numbers (constants): they get no gradient. As in PyTorch,
-        ``min > max`` gives ``max`` everywhere.
+        PyTorch. As in PyTorch, ``min > max`` gives ``max`` everywhere. The bounds are numbers,
+        or tensors that broadcast with ``x``; a tensor bound gets the gradient where it is the
+        result (``min`` where ``x < min <= max``, ``max`` where ``max(x, min) > max``), the
+        same split as PyTorch's.
         """
         if min is None and max is None:
             raise ValueError("clamp: give at least one of min and max; got neither")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            # clamp = min(max(x, lo), hi), each step a where() whose ties go to x
+            y = self if min is None else where(self.data >= _raw(min), self, min)
+            return y if max is None else where(y.data > _raw(max), max, y)
         for name, bound in (("min", min), ("max", max)):
             if bound is not None and _scalar(bound) is None:
-                raise TypeError(f"clamp: {name} must be a number or None; got "
-                                f"{type(bound).__name__} (use maximum()/minimum() for tensors)")
+                raise TypeError(f"clamp: {name} must be a number, a tensor or None; got "
+                                f"{type(bound).__name__}")
         xp, x = self._xp, self.data
         if max is not None and min is not None and min > max:
             y = xp.full_like(x, max)
@@ -1274,7 +1281,8 @@ def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     return x.abs()
 
 
-def clamp(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+def clamp(x: Tensor, min: float | Tensor | None = None,  # noqa: A002 - PyTorch's names
+          max: float | Tensor | None = None) -> Tensor:  # noqa: A002
     return x.clamp(min, max)
 
 

@@ -606,7 +606,27 @@ class Conv2d(Module):
         return s
 
 
-class MaxPool2d(Module):
+class _Pool2d(Module):
+    """What the pooling layers share: a window, a stride (by default the window) and padding."""
+
+    def __init__(self, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] | None, padding: int | tuple[int, int]) -> None:
+        super().__init__()
+        name = type(self).__name__
+        # Checked now, kept as given: PyTorch keeps and shows them so (kernel_size=2).
+        pair(kernel_size, name, "kernel_size", low=1)
+        pair(kernel_size if stride is None else stride, name, "stride", low=1)
+        pair(padding, name, "padding", low=0)
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+
+    def extra_repr(self) -> str:
+        s = f"kernel_size={self.kernel_size}, stride={self.stride}"
+        return s + (f", padding={self.padding}" if self.padding not in (0, (0, 0)) else "")
+
+
+class MaxPool2d(_Pool2d):
     """The largest value of each ``kernel_size`` window; see :func:`minigrad.functional.max_pool2d`.
 
     ``stride`` defaults to ``kernel_size``: windows side by side. The gradient of a window
@@ -618,18 +638,29 @@ class MaxPool2d(Module):
 
     def __init__(self, kernel_size: int | tuple[int, int],
                  stride: int | tuple[int, int] | None = None) -> None:
-        super().__init__()
-        # Checked now, kept as given: PyTorch keeps and shows them so (kernel_size=2).
-        pair(kernel_size, "MaxPool2d", "kernel_size", low=1)
-        pair(kernel_size if stride is None else stride, "MaxPool2d", "stride", low=1)
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
+        super().__init__(kernel_size, stride, 0)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.max_pool2d(x, self.kernel_size, self.stride)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+
+class AvgPool2d(_Pool2d):
+    """The mean of each ``kernel_size`` window; see :func:`minigrad.functional.avg_pool2d`.
+
+    ``stride`` defaults to ``kernel_size``; ``padding`` zeros count in the mean (PyTorch's
+    default ``count_include_pad=True``).
+
+    >>> AvgPool2d(2, padding=1)
+    AvgPool2d(kernel_size=2, stride=2, padding=1)
+    """
+
+    def __init__(self, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] | None = None,
+                 padding: int | tuple[int, int] = 0) -> None:
+        super().__init__(kernel_size, stride, padding)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
-__all__ += ["Conv2d", "MaxPool2d"]
+__all__ += ["Conv2d", "MaxPool2d", "AvgPool2d"]
