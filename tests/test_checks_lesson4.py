@@ -298,3 +298,213 @@ MISTAKES = [
 @pytest.mark.parametrize("check, args, match", MISTAKES)
 def test_the_mistake_is_caught_with_its_message(check, args, match):
     fails(check, *args, match=match)
+
+
+# --- the split: probes drawn in the grader, run in the sandbox, judged in the grader ---------
+#
+# What crosses the sandbox's edge goes through the grader's protocol (JSON, arrays as .npy):
+# each test below sends the probes and the outputs through dumps/loads, as the grader does.
+
+from minigrad.course.checks import CheckFailed, Split  # noqa: E402
+from minigrad.course.grading.protocol import dumps, loads  # noqa: E402
+
+#: exercise -> (its check, the reference solution it takes)
+SPLIT = {"4.1": (lesson4.network, network), "4.2": (lesson4.hand_gradients, hand_gradients),
+         "4.3": (lesson4.train_loop, train)}
+SEEDS = [0, 1, 2, 3]
+
+
+def _is_plain(x) -> bool:
+    """Whether ``x`` is plain data: None, numbers, strings, arrays of numbers, and lists,
+    tuples and dicts (string keys) of them; nothing else, at any depth."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "biuf"
+    if type(x) in (list, tuple):
+        return all(_is_plain(v) for v in x)
+    if isinstance(x, dict):
+        return all(isinstance(k, str) and _is_plain(v) for k, v in x.items())
+    return False
+
+
+def _graded(exercise, student, seed):
+    """(probes, outputs) as the grader has them: drawn from ``seed``, run on ``student`` after
+    the trip into the sandbox, outputs back through the protocol."""
+    split = SPLIT[exercise][0].split
+    probes = split.probe(np.random.default_rng(seed))
+    outputs = split.run(loads(dumps(probes)), student)
+    assert _is_plain(outputs), f"run of {exercise} sent back something that is not plain data"
+    return probes, loads(dumps(outputs))
+
+
+def test_is_plain_refuses_objects():
+    assert _is_plain({"a": [1, 2.5, "x", None, np.zeros((2, 3))]})
+    for value in (object(), {1: 2}, [Tensor([1.0])], np.array(["a"]), {"a": {"b": lambda: 1}}):
+        assert not _is_plain(value)
+
+
+def test_every_check_is_split_and_only_4_1_reports_on_itself():
+    assert all(isinstance(check.split, Split) for check, _ in SPLIT.values())
+    assert {e for e, (check, _) in SPLIT.items() if check.split.self_reported} == {"4.1"}
+    assert [check.exercise_id for check, _ in SPLIT.values()] == list(lesson4.EXERCISES)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("exercise", list(SPLIT))
+def test_the_solution_passes_the_judge_on_grader_probes(exercise, seed):
+    check, student = SPLIT[exercise]
+    probes, outputs = _graded(exercise, student, seed)
+    assert dumps(probes) != dumps(check.split.probe(None))         # not the lesson's cases
+    assert check.split.judge(probes, outputs).startswith(f"check {exercise}")
+
+
+@pytest.mark.parametrize("exercise", list(SPLIT))
+def test_grader_probes_are_fresh_cases_of_the_same_kind(exercise):
+    split = SPLIT[exercise][0].split
+    drawn = [split.probe(np.random.default_rng(seed)) for seed in range(6)]
+    assert len({dumps(p) for p in drawn}) == 6
+    assert dumps(split.probe(None)) == dumps(split.probe(None))    # the lesson's: fixed
+    if exercise == "4.3":
+        shapes = {p["X"].shape + (p["steps"],) for p in drawn}
+        assert all(p["y"].max() < p["start"]["2.bias"].shape[0] for p in drawn)
+    else:
+        shapes = {tuple(case["W1"].shape + case["W2"].shape) for p in drawn
+                  for case in p["cases"]}
+    assert len(shapes) > 3                                         # sizes vary too
+
+
+@pytest.mark.parametrize("exercise", list(SPLIT))
+def test_run_never_computes_an_expected_value(exercise, monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("an expected value was computed in the student's process")
+
+    for name in ("_logits", "_engine_gradients", "_hand_variants", "_byhand_run"):
+        monkeypatch.setattr(lesson4, name, forbidden)
+    monkeypatch.setattr(lesson4, "byhand", None)
+    check, student = SPLIT[exercise]
+    probes = check.split.probe(np.random.default_rng(5))
+    assert _is_plain(check.split.run(probes, student))
+
+
+def _zeros(x):
+    """``x`` with every array replaced by zeros of its shape (a forger's guess)."""
+    if isinstance(x, np.ndarray):
+        return np.zeros_like(x)
+    if isinstance(x, list):
+        return [_zeros(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _zeros(v) for k, v in x.items()}
+    return x
+
+
+def _reshaped(x):
+    """``x`` with every array given an extra axis (values kept, shapes wrong)."""
+    if isinstance(x, np.ndarray):
+        return x[None]
+    if isinstance(x, list):
+        return [_reshaped(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _reshaped(v) for k, v in x.items()}
+    return x
+
+
+@pytest.mark.parametrize("exercise", list(SPLIT))
+def test_forged_outputs_are_refused_by_the_judge(exercise):
+    check, student = SPLIT[exercise]
+    probes, real = _graded(exercise, student, 11)
+    forgeries = [None, {}, [], "passed", 1.0, {"cases": "x"}, {"cases": []},
+                 {"losses": [0.0] * 8}, _zeros(real), _reshaped(real),
+                 *([{"cases": real["cases"][:2]}, {**real, "stopped": 3}] if "cases" in real
+                   else [{**real, "X": None}, {**real, "losses": real["losses"][:-1]}])]
+    # the judge of another exercise's outputs: right data for the wrong check
+    forgeries += [_graded(other, SPLIT[other][1], 11)[1] for other in SPLIT if other != exercise]
+    for forged in forgeries:
+        with pytest.raises(CheckFailed):
+            check.split.judge(probes, loads(dumps(forged)))
+
+
+def _paths(x, path=()):
+    """Every place in the outputs ``x`` that holds a value: (path, value)."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from _paths(v, path + (k,))
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from _paths(v, path + (i,))
+    yield path, x
+
+
+def _replaced(x, path, value):
+    if not path:
+        return value
+    copy = dict(x) if isinstance(x, dict) else list(x)
+    copy[path[0]] = _replaced(x[path[0]], path[1:], value)
+    return copy
+
+
+@pytest.mark.parametrize("exercise", list(SPLIT))
+def test_any_one_corrupted_value_is_a_check_failure_never_a_crash(exercise):
+    """Each value the run sent back, replaced by junk in turn: the judge refuses it with a
+    CheckFailed (a zero with a reason), never another exception."""
+    check, student = SPLIT[exercise]
+    probes, real = _graded(exercise, student, 12)
+    junk = [None, "x", 1.5, -1, True, [], {}, {"type": "Tensor"}, np.zeros(7), np.ones((2, 2))]
+    tried = 0
+    for path, value in list(_paths(real)):
+        for bad in junk:
+            if type(bad) is type(value) and dumps(bad) == dumps(value):
+                continue
+            tried += 1
+            with pytest.raises(CheckFailed):
+                check.split.judge(probes, _replaced(real, path, bad))
+    assert tried > 50
+
+
+# wrong work is caught in the grader too, on probes it has never seen, with the same causes
+
+GRADED_MISTAKES = [
+    ("4.1", relu_network, r"not ReLU"),
+    ("4.1", aliased, r"shares memory"),
+    ("4.1", fixed_sizes, r"size mismatch"),
+    ("4.2", _with(delta2_fn=lambda p, onehot, z2: onehot - p), r"dL/db2.*sign is flipped"),
+    ("4.2", _with(flip=True), r"dL/dW2.*outer\(delta2, h\)"),
+    ("4.3", train_without_zero_grad, r"gradients accumulate"),
+    ("4.3", train_keeping_tensors, r"loss\.item\(\)"),
+    ("4.3", train_never_steps, r"parameters did not change"),
+]
+
+
+@pytest.mark.parametrize("exercise, student, match", GRADED_MISTAKES)
+def test_a_mistake_is_caught_on_grader_probes_with_its_cause(exercise, student, match):
+    split = SPLIT[exercise][0].split
+    with pytest.raises(CheckFailed, match=f"(?s){match}"):
+        probes, outputs = _graded(exercise, student, 21)   # run's own findings raise here
+        split.judge(probes, outputs)
+
+
+def test_a_run_stopped_by_the_students_error_is_judged_after_the_cases_before_it():
+    """A hand_gradients that raises on a 3-4-3 network but is wrong on the lesson's network
+    is told about the lesson's network first; in the grader, the error's message still comes
+    back (as data) when the cases before it are right."""
+    def square_only(x, t, W1, b1, W2, b2):
+        if W2.shape[0] != W2.shape[1]:
+            raise ValueError("only square W2, sorry")
+        return hand_gradients(x, t, W1, b1, W2, b2)
+
+    split = lesson4.hand_gradients.split
+    notebook = split.probe(None)
+    outputs = split.run(notebook, square_only)
+    assert len(outputs["cases"]) == 2 and "only square W2" in outputs["stopped"]
+    with pytest.raises(CheckFailed, match="3-4-3 network.*only square W2") as info:
+        split.judge(notebook, outputs)
+    assert isinstance(info.value.__cause__, ValueError)    # the notebook shows where it raised
+    wrong_first = _with(delta2_fn=lambda p, onehot, z2: onehot - p)
+    fails(lambda: split.judge(notebook, split.run(notebook, lambda *a: (
+        square_only(*a), wrong_first(*a))[1])), match=r"lesson's 2-2-2 network, dL/db2.*sign")
+    grader = {"cases": [dict(case, W2=case["W2"][:, :1]) if i == 3 else case
+                        for i, case in enumerate(split.probe(np.random.default_rng(3))["cases"])]}
+    back = loads(dumps(split.run(grader, square_only)))
+    assert type(back) is dict                                  # the error object stayed behind
+    with pytest.raises(CheckFailed, match="only square W2"):
+        split.judge(grader, back)

@@ -106,16 +106,17 @@ def _entry(record: Any, key: str, check: str) -> Any:
 
 
 class _Outputs(dict):
-    """What ``run`` sends back: a plain dict. In a notebook it also carries, as ``.error``, the
-    :class:`CheckFailed` that stopped the run, so that the judge can raise that very error and
-    the student still sees the lines of their code that raised. The attribute never crosses
-    the sandbox's edge: the grader receives the dict alone, and the message in it."""
+    """What ``run`` sends back when the student's code stopped it: a dict of plain data that
+    also carries, as ``.error``, the :class:`CheckFailed` itself. In a notebook the judge raises
+    that very error, so the student still sees the lines of their code that raised. The
+    attribute never crosses the sandbox's edge: the grader receives the dict alone, and the
+    message in it."""
 
     error: CheckFailed | None = None
 
 
 def _run_cases(cases: list[dict[str, Any]], run_one: Callable[[dict[str, Any]], dict[str, Any]]
-               ) -> _Outputs:
+               ) -> dict[str, Any]:
     """``{"cases": [run_one(case), ...]}``, in order. The first :class:`CheckFailed` (the
     student's code raised, say) stops the run and is sent back as ``"stopped"``: the judge
     raises it only once the cases before it are judged right, so that, as in the lesson, the
@@ -128,7 +129,7 @@ def _run_cases(cases: list[dict[str, Any]], run_one: Callable[[dict[str, Any]], 
             outputs = _Outputs(cases=results, stopped=str(error))
             outputs.error = error
             return outputs
-    return _Outputs(cases=results)
+    return {"cases": results}
 
 
 def _judged_cases(cases: list[dict[str, Any]], outputs: Any, check: str
@@ -215,7 +216,7 @@ def _network_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     return {"cases": cases}
 
 
-def _network_run(probes: dict[str, Any], network: Callable[..., Any]) -> _Outputs:
+def _network_run(probes: dict[str, Any], network: Callable[..., Any]) -> dict[str, Any]:
     """4.1, run: build each model, return its logits on the batch, how many parameters it has
     and which of them backward reached. Whether it is a ``Module`` and whether its parameters
     share memory with the weights passed in is seen only here."""
@@ -414,7 +415,8 @@ def _gradients_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     return {"cases": _networks(rng)}
 
 
-def _gradients_run(probes: dict[str, Any], hand_gradients: Callable[..., Any]) -> _Outputs:
+def _gradients_run(probes: dict[str, Any], hand_gradients: Callable[..., Any]
+                   ) -> dict[str, Any]:
     """4.2, run: the student's gradients of each network, or what was returned instead."""
     require_student(hand_gradients, "hand_gradients")
     return _run_cases(probes["cases"], lambda net: _run_gradients(net, hand_gradients))
@@ -439,8 +441,9 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
     for net, result in _judged_cases(cases, outputs, check):
         case = net["name"]
         keys = result.get("keys")
+        keys = keys if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else None
         if keys != sorted(_WEIGHTS):
-            got = keys if isinstance(keys, list) else result.get("type", "malformed data")
+            got = keys if keys is not None else result.get("type", "malformed data")
             raise _fail(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'", got,
                         "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
         gradients = _entry(result, "gradients", check)
@@ -621,7 +624,7 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
                     "append each step's loss.item() to a list and return it")
     not_numbers = [v for v in losses if isinstance(v, bool) or not isinstance(v, (int, float))]
     if not_numbers:
-        if "Tensor" in not_numbers:
+        if any(isinstance(v, str) and v == "Tensor" for v in not_numbers):
             raise _fail(check, case, "the losses as Python floats", "Tensors",
                         "append loss.item(): a kept loss Tensor keeps its whole graph (every "
                         "step's activations) in memory")
