@@ -8,19 +8,28 @@ mistake that usually causes it.
 
 The checks are independent: each one needs only the classes it is given, so a mistake costs
 only its own exercise (the SGD check, for instance, does not need a working ``Module``).
+
+Every check is split in three (see :class:`minigrad.course.checks.Split`): ``probe`` draws the
+cases (the lesson's own in a notebook, fresh random ones of random sizes in the grader), ``run``
+builds them out of the student's classes and sends back what came out (values, gradients, the
+paths of the parameters found) as plain data, and ``judge`` computes the expected values from
+the probes and names the mistake. ``run`` decides by itself only what can be seen inside the
+student's process alone (a class's base, a Tensor returned, an operation recorded, the very
+objects updated); each split's ``self_reported`` says which.
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NoReturn
 
 import numpy as np
 
 from minigrad import Tensor, no_grad
-from minigrad.course.checks import (CheckFailed, exercise, passed, require_student, student_code,
-                                    with_globals)
+from minigrad.course.checks import (CheckFailed, Split, exercise, numerical_gradient,
+                                    require_student, show, student_code, with_globals)
 
 # The module itself (``minigrad.tensor`` the attribute is the function ``tensor``).
 _engine = importlib.import_module("minigrad.tensor")
@@ -34,6 +43,12 @@ EXERCISES = {
     "3.4": {"title": "ReLU and Sequential", "points": 1},
     "3.5": {"title": "SGD: step() outside the graph, zero_grad()", "points": 3},
 }
+
+_CHECK_31 = "check 3.1 (Parameter)"
+_CHECK_32 = "check 3.2 (Module.parameters)"
+_CHECK_33 = "check 3.3 (Linear)"
+_CHECK_34 = "check 3.4 (ReLU and Sequential)"
+_CHECK_35 = "check 3.5 (SGD)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -68,51 +83,41 @@ def _fmt(a: Any) -> str:
                            separator=", ").replace("\n", "")
 
 
-def _shape(x: Any) -> str:
-    return str(tuple(np.shape(x.data if isinstance(x, Tensor) else x)))
+def _numbers_text(a: Any) -> str:
+    """``[-2, -0.5, 0, 0.5, 3]``: the numbers of a small array, flat, as a case's label."""
+    return "[" + ", ".join(f"{v:g}" for v in np.ravel(np.asarray(a, dtype=float))) + "]"
+
+
+def _grad(t: Any) -> np.ndarray | None:
+    """A tensor's gradient as a float array, or None when no gradient arrived."""
+    grad = getattr(t, "grad", None)
+    return None if grad is None else _array(grad)
+
+
+def _join(path: str, key: Any) -> str:
+    """The path of an attribute or item: ``first.w``, ``layers.0``, ``heads.left``."""
+    return f"{path}.{key}" if path else str(key)
 
 
 def _find_tensors(value: Any, path: str, out: dict[int, tuple[str, Any]],
                   seen: set[int]) -> None:
-    """The reference traversal: every Tensor reachable from ``value``, named by its path."""
+    """Every Tensor reachable from ``value``, named by the first path that reaches it."""
     if id(value) in seen:
         return
     if isinstance(value, Tensor):
         out.setdefault(id(value), (path, value))
         return
     if isinstance(value, (list, tuple)):
-        seen.add(id(value))
-        for i, item in enumerate(value):
-            _find_tensors(item, f"{path}.{i}" if path else str(i), out, seen)
+        items: Any = enumerate(value)
     elif isinstance(value, dict):
-        seen.add(id(value))
-        for key, item in value.items():
-            _find_tensors(item, f"{path}.{key}" if path else str(key), out, seen)
+        items = value.items()
     elif hasattr(value, "__dict__") and not isinstance(value, type):
-        seen.add(id(value))
-        for key, item in vars(value).items():
-            _find_tensors(item, f"{path}.{key}" if path else key, out, seen)
-
-
-def _names(module: Any, params: list[Any]) -> list[str]:
-    found: dict[int, tuple[str, Any]] = {}
-    _find_tensors(module, "", found, set())
-    return [f"{found[id(p)][0] if id(p) in found else '<not in the module>'} "
-            f"{_shape(p)}" for p in params]
-
-
-def _numeric_grad(f: Callable[[], float], array: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of ``f()`` with respect to each element of ``array`` (in place)."""
-    grad = np.zeros_like(array)
-    for i in np.ndindex(array.shape):
-        old = array[i]
-        array[i] = old + eps
-        up = f()
-        array[i] = old - eps
-        down = f()
-        array[i] = old
-        grad[i] = (up - down) / (2 * eps)
-    return grad
+        items = vars(value).items()
+    else:
+        return
+    seen.add(id(value))
+    for key, item in list(items):
+        _find_tensors(item, _join(path, key), out, seen)
 
 
 @contextlib.contextmanager
@@ -135,10 +140,137 @@ def _recorded_ops() -> Iterator[list[str]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Reading what ``run`` sent back. In the grader it comes from the student's process, so the
+# judge trusts nothing about its form: anything malformed is a CheckFailed with the reason.
+
+
+def _malformed(check: str, where: str, wanted: str, got: Any) -> NoReturn:
+    raise CheckFailed(f"{check}: the values sent back for judging are malformed: {where} "
+                      f"should be {wanted}; got {show(got, 80)}")
+
+
+def _at(outputs: Any, check: str, *path: str | int) -> Any:
+    """``outputs[path[0]][path[1]]...``, each step checked (a dict key, a list index)."""
+    value, where = outputs, "the values"
+    for key in path:
+        if isinstance(key, int):
+            if not isinstance(value, (list, tuple)) or not 0 <= key < len(value):
+                _malformed(check, where, f"a list with an item {key}", value)
+        elif not isinstance(value, dict) or key not in value:
+            _malformed(check, where, f"a dict with the key {key!r}", value)
+        value = value[key]
+        where += f"[{key!r}]"
+    return value
+
+
+def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
+    """``outputs[path...]``, which must be a list of ``n`` items."""
+    value = _at(outputs, check, *path)
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path),
+                   f"a list of {n} items", value)
+    return list(value)
+
+
+def _numbers(outputs: Any, check: str, *path: str | int,
+             none: bool = False) -> np.ndarray | None:
+    """``outputs[path...]`` as an array of numbers (its dtype kept); None only if ``none``."""
+    value = _at(outputs, check, *path)
+    if value is None and none:
+        return None
+    array = None
+    if isinstance(value, (np.ndarray, np.generic, list, int, float)) and \
+            not isinstance(value, bool):
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            array = None
+    if array is None or array.dtype.kind not in "iuf":
+        _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path),
+                   "an array of numbers" + (" or None" if none else ""), value)
+    return array
+
+
+def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
+    """``outputs[path...]`` as a shape: a list of whole numbers."""
+    value = _numbers(outputs, check, *path)
+    if value.ndim != 1 or (value.size and value.dtype.kind not in "iu"):
+        _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path),
+                   "a shape (a list of whole numbers)", value)
+    return tuple(int(n) for n in value)
+
+
+# ---------------------------------------------------------------------------------------------
 # 3.1 Parameter
 
 
-@exercise("3.1")
+def _parameter_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """The data Parameters are made from: an array, a list, a number and float32 data."""
+    if rng is None:
+        array, values, number = np.arange(6.0).reshape(2, 3) / 4 - 0.5, [0.25, -1.5, 3.0], 2.5
+        float32 = np.ones((2, 2), dtype=np.float32)
+    else:
+        array = rng.normal(size=(int(rng.integers(1, 5)), int(rng.integers(2, 5)))).round(3)
+        values = [round(float(v), 3) for v in rng.normal(size=int(rng.integers(1, 6)))]
+        number = round(float(rng.normal()), 3)
+        float32 = rng.normal(size=(int(rng.integers(1, 4)), int(rng.integers(1, 4))))
+        float32 = float32.astype(np.float32)
+    rows, cols = array.shape
+    return {"cases": [{"case": f"a {rows}x{cols} array", "data": array},
+                      {"case": "a list of floats", "data": values},
+                      {"case": "a single number", "data": number},
+                      {"case": "float32 data", "data": float32}]}
+
+
+def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
+    """3.1, run: a Parameter of each data; what it holds (values and dtype) goes back."""
+    check = _CHECK_31
+    _refuse_minigrad(Parameter, "Parameter", check)
+    if not issubclass(Parameter, Tensor):
+        raise _fail(check, "class", "a subclass of minigrad.Tensor",
+                    f"bases {[b.__name__ for b in Parameter.__mro__[1:]]}",
+                    "write `class Parameter(Tensor):` so a parameter takes part in every "
+                    "Tensor operation and its gradient lands in .grad")
+    datas = []
+    for item in probes["cases"]:
+        case = item["case"]
+        with student_code(f"{check}, case '{case}'", "Parameter(data)"):
+            p = Parameter(copy.deepcopy(item["data"]))
+        if not isinstance(p, Tensor) or not hasattr(p, "data"):
+            raise _fail(check, case, "a Tensor", type(p).__name__,
+                        "call super().__init__(...) in Parameter.__init__")
+        if p.requires_grad is not True:
+            raise _fail(check, case, "requires_grad=True", f"requires_grad={p.requires_grad}",
+                        "a parameter is what training changes, so it always needs a gradient: "
+                        "pass requires_grad=True to Tensor.__init__")
+        if not p.is_leaf:
+            raise _fail(check, case, "a leaf (no operation recorded)", "a tensor with history",
+                        "build the Parameter with Tensor.__init__, not from an operation")
+        datas.append(np.array(p.data))          # its own dtype, which the judge checks
+    return {"datas": datas}
+
+
+def _parameter_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.1, judge: each Parameter kept the values, shape and dtype it was given."""
+    check = _CHECK_31
+    cases = probes["cases"]
+    _items(outputs, len(cases), check, "datas")
+    for k, item in enumerate(cases):
+        expected = np.asarray(item["data"])
+        got = _numbers(outputs, check, "datas", k)
+        if got.shape != expected.shape or not np.array_equal(got, expected):
+            raise _fail(check, item["case"], f"values {_fmt(expected)}", _fmt(got),
+                        "keep the data you are given (no copying into another shape)")
+        if got.dtype != expected.dtype:
+            raise _fail(check, item["case"], f"dtype {expected.dtype} kept", f"dtype {got.dtype}",
+                        "do not convert the data; Tensor keeps the dtype it is given")
+    return ("check 3.1: Parameter(data) is a leaf Tensor with requires_grad=True that keeps "
+            "its values, shape and dtype (array, list, number and float32 inputs).")
+
+
+@exercise("3.1", split=Split(_parameter_probe, _parameter_run, _parameter_judge,
+                             self_reported="Parameter subclasses Tensor; each Parameter "
+                                           "requires grad and is a leaf"))
 def parameter(Parameter: type) -> None:
     """Check 3.1: ``Parameter(data)`` is a leaf Tensor that requires grad and keeps its values.
 
@@ -147,40 +279,6 @@ def parameter(Parameter: type) -> None:
     Parameter : type
         The student's Parameter class (a subclass of ``minigrad.Tensor``).
     """
-    check = "check 3.1 (Parameter)"
-    _refuse_minigrad(Parameter, "Parameter", check)
-    if not issubclass(Parameter, Tensor):
-        raise _fail(check, "class", "a subclass of minigrad.Tensor",
-                    f"bases {[b.__name__ for b in Parameter.__mro__[1:]]}",
-                    "write `class Parameter(Tensor):` so a parameter takes part in every "
-                    "Tensor operation and its gradient lands in .grad")
-    cases = [("a 2x3 array", np.arange(6.0).reshape(2, 3) / 4 - 0.5),
-             ("a list of floats", [0.25, -1.5, 3.0]),
-             ("a single number", 2.5)]
-    for case, data in cases:
-        with student_code(f"{check}, case '{case}'", "Parameter(data)"):
-            p = Parameter(data)
-        expected = np.asarray(data, dtype=float)
-        if not isinstance(p, Tensor) or not hasattr(p, "data"):
-            raise _fail(check, case, "a Tensor", type(p).__name__,
-                        "call super().__init__(...) in Parameter.__init__")
-        if p.requires_grad is not True:
-            raise _fail(check, case, "requires_grad=True", f"requires_grad={p.requires_grad}",
-                        "a parameter is what training changes, so it always needs a gradient: "
-                        "pass requires_grad=True to Tensor.__init__")
-        if _shape(p) != str(expected.shape) or not np.array_equal(_array(p), expected):
-            raise _fail(check, case, f"values {_fmt(expected)}", f"{_fmt(_array(p))}",
-                        "keep the data you are given (no copying into another shape)")
-        if not p.is_leaf:
-            raise _fail(check, case, "a leaf (no operation recorded)", "a tensor with history",
-                        "build the Parameter with Tensor.__init__, not from an operation")
-    with student_code(f"{check}, case 'float32 data'", "Parameter(data)"):
-        p = Parameter(np.ones((2, 2), dtype=np.float32))
-    if p.dtype != np.float32:
-        raise _fail(check, "float32 data", "dtype float32 kept", f"dtype {p.dtype}",
-                    "do not convert the data; Tensor keeps the dtype it is given")
-    passed("check 3.1: Parameter(data) is a leaf Tensor with requires_grad=True that keeps "
-          "its values, shape and dtype (array, list and number inputs).")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,99 +300,268 @@ def _parameter_works(Parameter: type) -> bool:
         return False
 
 
-_Case = tuple[Callable[[], tuple[Any, list]], str]
+# A module tree travels as plain data: each node is a dict of one key, its kind:
+#   {"module": {name: node, ...}}  a Module with these attributes, in this order
+#   {"param": shape}  a Parameter        {"tensor": shape}  a constant Tensor (not trained)
+#   {"number": x}     {"text": "..."}    {"list": [...]}  {"tuple": [...]}  {"dict": {...}}
+#   {"same": path}    the very object already built at ``path`` (a module or weight shared)
+# The run builds it out of the student's classes; the judge reads the expected parameters
+# (the path of every "param" node) from the same data.
 
-
-def _modules_for(Module: type, Parameter: type) -> dict[str, _Case]:
-    """The test cases: small module trees built from the student's classes.
-
-    Each entry is (a function making a fresh (module, expected parameters) pair, the usual
-    cause when parameters are missing).
-    """
-    rng = np.random.default_rng(3)
-
-    class Affine(Module):  # type: ignore[misc, valid-type]
-        def __init__(self, n_in: int, n_out: int) -> None:
-            self.w = Parameter(rng.normal(size=(n_out, n_in)))
-            self.b = Parameter(np.zeros(n_out))
-            self.scale = 0.5                  # a number, not a parameter
-            self.mask = Tensor(np.ones(n_out))  # a constant tensor, not a parameter
-            self.label = "affine"
-
-        def forward(self, x: Tensor) -> Tensor:
-            return (x @ self.w.T + self.b) * self.mask
-
-    class Nothing(Module):  # type: ignore[misc, valid-type]
-        def forward(self, x: Tensor) -> Tensor:
-            return x
-
-    class Block(Module):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            self.first = Affine(3, 4)
-            self.act = Nothing()
-            self.second = Affine(4, 2)
-            self.gain = Parameter(np.ones(2))
-
-    class Stack(Module):  # type: ignore[misc, valid-type]
-        def __init__(self, n: int) -> None:
-            self.layers = [Affine(2, 2) for _ in range(n)]
-
-    class Containers(Module):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            self.pair = (Affine(2, 3), Parameter(np.zeros(3)))
-            self.heads = {"left": Affine(3, 1), "right": Affine(3, 1)}
-
-    class Deep(Module):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            self.body = [Block(), Stack(2)]
-            self.head = Block()
-
-    class Tied(Module):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            self.encoder = Affine(3, 2)
-            self.decoder = self.encoder          # the same module under two names
-            self.extra = [self.encoder.w]        # and its weight once more in a list
-            self.bias = Parameter(np.zeros(2))
-
-    def expect(module: Any, *paths: str) -> tuple[Any, list]:
-        found: dict[int, tuple[str, Any]] = {}
-        _find_tensors(module, "", found, set())
-        by_path = {path: t for path, t in found.values()}
-        return module, [by_path[p] for p in paths]
-
-    def affine_paths(prefix: str) -> list[str]:
-        return [f"{prefix}.w", f"{prefix}.b"] if prefix else ["w", "b"]
-
-    def block_paths(prefix: str) -> list[str]:
-        pre = f"{prefix}." if prefix else ""
-        return affine_paths(pre + "first") + affine_paths(pre + "second") + [pre + "gain"]
-
-    attrs = ("look at every attribute of the module (vars(self).values()) and keep the "
-             "values that are Parameters")
-    nested = ("parameters() only collects the Parameters stored directly on the module: when "
-              "an attribute holds a Module, add that module's parameters() too (recursion)")
-    containers = ("parameters() does not look inside lists, tuples or dicts: when an attribute "
+_CAUSES_32 = {
+    "attributes": "look at every attribute of the module (vars(self).values()) and keep the "
+                  "values that are Parameters",
+    "nested": "parameters() only collects the Parameters stored directly on the module: when "
+              "an attribute holds a Module, add that module's parameters() too (recursion)",
+    "containers": "parameters() does not look inside lists, tuples or dicts: when an attribute "
                   "holds one, go through its items (a dict's values) the same way as through "
-                  "attributes")
-    return {
-        "no parameters": (lambda: expect(Nothing()), attrs),
-        "flat: two Parameters beside a number, a string and a constant Tensor":
-            (lambda: expect(Affine(3, 2), *affine_paths("")), attrs),
-        "nested: Modules inside a Module": (lambda: expect(Block(), *block_paths("")), nested),
-        "a list of Modules": (lambda: expect(
-            Stack(3), *[p for i in range(3) for p in affine_paths(f"layers.{i}")]), containers),
-        "a tuple and a dict": (lambda: expect(
-            Containers(), *affine_paths("pair.0"), "pair.1", *affine_paths("heads.left"),
-            *affine_paths("heads.right")), containers),
-        "deep: lists of Modules of Modules": (lambda: expect(
-            Deep(), *block_paths("body.0"), *affine_paths("body.1.layers.0"),
-            *affine_paths("body.1.layers.1"), *block_paths("head")), containers),
-        "shared: one module and one weight reachable twice": (lambda: expect(
-            Tied(), "encoder.w", "encoder.b", "bias"), nested),
-    }
+                  "attributes",
+}
 
 
-@exercise("3.2")
+def _parameters_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """The cases of check 3.2: the lesson's module trees, or random ones of the same kinds
+    (other sizes, list lengths and attribute orders)."""
+    def size(fixed: int) -> int:
+        return fixed if rng is None else int(rng.integers(1, 6))
+
+    def affine(n_in: int, n_out: int) -> dict[str, Any]:
+        """Two Parameters beside a number, a constant Tensor and a string."""
+        attributes = {"w": {"param": [n_out, n_in]}, "b": {"param": [n_out]},
+                      "scale": {"number": 0.5}, "mask": {"tensor": [n_out]},
+                      "label": {"text": "affine"}}
+        names = list(attributes)
+        if rng is not None:
+            names = [names[int(i)] for i in rng.permutation(len(names))]
+        return {"module": {name: attributes[name] for name in names}}
+
+    def block() -> dict[str, Any]:
+        a, b, c = size(3), size(4), size(2)
+        return {"module": {"first": affine(a, b), "act": {"module": {}},
+                           "second": affine(b, c), "gain": {"param": [c]}}}
+
+    def stack(n: int) -> dict[str, Any]:
+        s = size(2)
+        return {"module": {"layers": {"list": [affine(s, s) for _ in range(n)]}}}
+
+    def count(fixed: int) -> int:
+        return fixed if rng is None else int(rng.integers(1, 5))
+
+    nothing: dict[str, Any] = {"module": {}}
+    if rng is not None:   # no parameters, but a constant and a number to be skipped
+        nothing = {"module": {"mask": {"tensor": [size(2)]}, "scale": {"number": 0.5}}}
+    a, b = size(2), size(3)
+    containers = {"module": {"pair": {"tuple": [affine(a, b), {"param": [b]}]},
+                             "heads": {"dict": {"left": affine(b, 1), "right": affine(b, 1)}}}}
+    a, b = size(3), size(2)
+    tied = {"module": {"encoder": affine(a, b),
+                       "decoder": {"same": "encoder"},          # one module under two names
+                       "extra": {"list": [{"same": "encoder.w"}]},  # and its weight once more
+                       "bias": {"param": [b]}}}
+    cases = [
+        ("no parameters", "attributes", nothing),
+        ("flat: two Parameters beside a number, a string and a constant Tensor", "attributes",
+         affine(size(3), size(2))),
+        ("nested: Modules inside a Module", "nested", block()),
+        ("a list of Modules", "containers", stack(count(3))),
+        ("a tuple and a dict", "containers", containers),
+        ("deep: lists of Modules of Modules", "containers",
+         {"module": {"body": {"list": [block(), stack(count(2))]}, "head": block()}}),
+        ("shared: one module and one weight reachable twice", "nested", tied),
+    ]
+    return {"cases": [{"case": case, "cause": cause, "tree": tree}
+                      for case, cause, tree in cases]}
+
+
+def _tree_parameters(node: dict[str, Any], path: str = "") -> list[tuple[str, tuple]]:
+    """The expected answer: (path, shape) of every Parameter in a tree, each once."""
+    (kind, value), = node.items()
+    if kind == "param":
+        return [(path, tuple(value))]
+    if kind in ("module", "dict"):
+        children: Any = value.items()
+    elif kind in ("list", "tuple"):
+        children = enumerate(value)
+    else:                     # a constant, a number, a string, or an object seen before
+        return []
+    return [found for key, child in children
+            for found in _tree_parameters(child, _join(path, key))]
+
+
+def _build_tree(node: dict[str, Any], path: str, Module: type, Parameter: type,
+                built: dict[str, Any], rng: np.random.Generator) -> Any:
+    """The object a tree describes, made of the student's Module and Parameter."""
+    (kind, value), = node.items()
+    if kind == "same":
+        return built[value]
+    if kind == "param":
+        obj: Any = Parameter(rng.normal(size=tuple(value)))
+    elif kind == "tensor":
+        obj = Tensor(np.ones(tuple(value)))
+    elif kind in ("number", "text"):
+        obj = value
+    elif kind in ("list", "tuple"):
+        items = [_build_tree(child, _join(path, i), Module, Parameter, built, rng)
+                 for i, child in enumerate(value)]
+        obj = items if kind == "list" else tuple(items)
+    elif kind == "dict":
+        obj = {key: _build_tree(child, _join(path, key), Module, Parameter, built, rng)
+               for key, child in value.items()}
+    else:
+        class Node(Module):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:   # the attributes are set below, in the tree's order
+                pass
+
+        obj = Node()
+        for name, child in value.items():
+            setattr(obj, name, _build_tree(child, _join(path, name), Module, Parameter, built,
+                                           rng))
+    built[path] = obj
+    return obj
+
+
+def _describe(built: dict[str, Any], found: list[Any], Parameter: type
+              ) -> list[dict[str, Any]]:
+    """What parameters() returned, as plain data: for each item its kind (Parameter, Tensor
+    or another type) and the path in the tree where it was built, or what it is.
+
+    The path comes from the tree, not from the module's attributes, so a Module that keeps its
+    parameters in attributes of its own (as PyTorch's does) is read the same way."""
+    where = {id(obj): path for path, obj in built.items() if isinstance(obj, Tensor)}
+    described = []
+    for p in found:
+        if isinstance(p, Tensor):
+            described.append({
+                "kind": "Parameter" if isinstance(p, Parameter) else "Tensor",
+                "path": where.get(id(p), "<not in the module>"),
+                "shape": [int(n) for n in p.shape]})
+        else:
+            described.append({"kind": type(p).__name__, "path": "", "shape": [],
+                              "what": f"{p!r:.60}"})
+    return described
+
+
+def _parameters_call(module: Any, check: str, case: str, expected: int) -> list[Any] | None:
+    """``module.parameters()`` as a list (None if it returned None), its errors explained."""
+    with student_code(f"{check}, case '{case}'", "parameters()"):
+        try:
+            got = module.parameters()
+        except RecursionError as e:
+            raise _fail(check, case, f"{expected} parameters", "RecursionError",
+                        "parameters() calls itself on the same module again; recurse into "
+                        "the attribute's module (value.parameters()), not self") from e
+        except ValueError as e:
+            if "broadcast" not in str(e) and "truth value" not in str(e):
+                raise
+            raise _fail(check, case, f"{expected} parameters",
+                        f"ValueError: {str(e).strip()}",
+                        "`value in found` (and ==) compare tensors element by element, "
+                        "which fails for tensors of different shapes. To skip a parameter "
+                        "you already have, compare identities: "
+                        "any(value is p for p in found)") from e
+        return None if got is None else list(got)
+
+
+def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> dict[str, Any]:
+    """3.2, run: build each tree from the student's classes, call parameters() twice, send
+    back what it found (as paths in the tree)."""
+    check = _CHECK_32
+    _refuse_minigrad(Module, "Module", check)
+    _refuse_minigrad(Parameter, "Parameter", check)
+    if not _parameter_works(Parameter):
+        # Exercise 3.1 is not done: test parameters() with a reference Parameter in its place,
+        # so that a mistake there costs only exercise 3.1.
+        method = vars(Module).get("parameters")
+        if not isinstance(method, types.FunctionType):
+            raise CheckFailed(f"{check}: this check builds modules out of your Parameter "
+                              "class, which does not work yet. Make check 3.1 pass first.")
+        Module = type(Module.__name__, (Module,), {
+            "parameters": with_globals(method, Parameter=_ReferenceParameter),
+            "__module__": Module.__module__})
+        Parameter = _ReferenceParameter
+    rng = np.random.default_rng(3)       # the parameters' values (any will do)
+    results = []
+    for item in probes["cases"]:
+        case, expected = item["case"], len(_tree_parameters(item["tree"]))
+        built: dict[str, Any] = {}
+        with student_code(f"{check}, case '{case}' (building it)", "your Module"):
+            module = _build_tree(item["tree"], "", Module, Parameter, built, rng)
+        got = _parameters_call(module, check, case, expected)
+        again = None if got is None else \
+            _parameters_call(module, check, f"{case} (called twice)", expected)
+        results.append({
+            "found": None if got is None else _describe(built, got, Parameter),
+            "again": None if again is None else _describe(built, again, Parameter)})
+    return {"cases": results}
+
+
+def _described(outputs: Any, check: str, *path: str | int) -> list[dict[str, Any]]:
+    """A list that :func:`_describe` made, each item's form checked."""
+    items = _at(outputs, check, *path)
+    where = "the values" + "".join(f"[{k!r}]" for k in path)
+    if not isinstance(items, list):
+        _malformed(check, where, "a list of the parameters found", items)
+    for item in items:
+        if not (isinstance(item, dict) and isinstance(item.get("kind"), str)
+                and isinstance(item.get("path"), str) and isinstance(item.get("shape"), list)
+                and all(isinstance(n, int) for n in item["shape"])):
+            _malformed(check, where, "items {'kind': ..., 'path': ..., 'shape': [...]}", item)
+    return items
+
+
+def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.2, judge: every Parameter of each tree found exactly once, and nothing else."""
+    check = _CHECK_32
+    cases = probes["cases"]
+    _items(outputs, len(cases), check, "cases")
+    for k, item in enumerate(cases):
+        case, cause = item["case"], _CAUSES_32[item["cause"]]
+        expected = _tree_parameters(item["tree"])
+        shapes = dict(expected)
+
+        def names(paths: list[str]) -> str:
+            return ", ".join(f"{p} {shapes[p]}" for p in paths)
+
+        if _at(outputs, check, "cases", k, "found") is None:
+            raise _fail(check, case, "a list of parameters", "None",
+                        "return the list you built (the return statement is missing)")
+        got = _described(outputs, check, "cases", k, "found")
+        for p in got:
+            if p["kind"] != "Parameter":
+                what = (f"a Tensor that is not a Parameter: {p['path']} {tuple(p['shape'])}"
+                        if p["kind"] == "Tensor" else f"{p['kind']}: {p.get('what', '?')}")
+                raise _fail(check, case, "only Parameters", what,
+                            "keep only values with isinstance(value, Parameter): constant "
+                            "Tensors, numbers and strings are not trained")
+        paths = [p["path"] for p in got]
+        dup = [path for i, path in enumerate(paths) if path in shapes and path in paths[:i]]
+        if dup:
+            raise _fail(check, case, f"each parameter once: {names(list(shapes))}",
+                        f"{names(dup)} more than once",
+                        "a parameter reachable by two paths (a module shared by two "
+                        "attributes, tied weights) must be returned once, or SGD would update "
+                        "it twice per step. Skip a parameter you already have (compare with "
+                        "`is`, or keep a set of id(p)).")
+        missing = [path for path in shapes if path not in paths]
+        extra = [path for path in paths if path not in shapes]
+        if missing or extra:
+            raise _fail(check, case, f"{len(shapes)} parameters: {names(list(shapes)) or 'none'}",
+                        f"{len(got)} found" + (f"; missing {names(missing)}" if missing else "")
+                        + (f"; not in this module: {len(extra)}" if extra else ""), cause)
+        again = _at(outputs, check, "cases", k, "again")
+        again = [] if again is None else _described(outputs, check, "cases", k, "again")
+        if sorted(p["path"] for p in again) != sorted(paths):
+            raise _fail(check, case + " (called twice)", f"{len(paths)} parameters again",
+                        f"{len(again)}", "parameters() must start from scratch on every call: "
+                        "build a new list inside the method, not on the class")
+    return ("check 3.2: parameters() finds every Parameter exactly once: directly on a "
+            "module, in nested Modules, in lists, tuples and dicts, three levels deep, and when a "
+            "module or weight is shared; it skips numbers, strings and constant Tensors.")
+
+
+@exercise("3.2", split=Split(_parameters_probe, _parameters_run, _parameters_judge,
+                             self_reported="which of the objects parameters() returned are "
+                                           "Parameters"))
 def parameters(Module: type, Parameter: type) -> None:
     """Check 3.2: ``Module.parameters()`` finds every Parameter exactly once.
 
@@ -308,78 +575,6 @@ def parameters(Module: type, Parameter: type) -> None:
     Parameter : type
         The student's Parameter class.
     """
-    check = "check 3.2 (Module.parameters)"
-    _refuse_minigrad(Module, "Module", check)
-    _refuse_minigrad(Parameter, "Parameter", check)
-    if not _parameter_works(Parameter):
-        # Exercise 3.1 is not done: test parameters() with a reference Parameter in its place,
-        # so that a mistake there costs only exercise 3.1.
-        method = vars(Module).get("parameters")
-        if isinstance(method, types.FunctionType):
-            Module = type(Module.__name__, (Module,), {
-                "parameters": with_globals(method, Parameter=_ReferenceParameter),
-                "__module__": Module.__module__})
-            Parameter = _ReferenceParameter
-        else:
-            raise CheckFailed(f"{check}: this check builds modules out of your Parameter "
-                              "class, which does not work yet. Make check 3.1 pass first.")
-    for case, (make, cause) in _modules_for(Module, Parameter).items():
-        module, expected = make()
-        with student_code(f"{check}, case '{case}'", "parameters()"):
-            try:
-                got = module.parameters()
-            except RecursionError as e:
-                raise _fail(check, case, f"{len(expected)} parameters", "RecursionError",
-                            "parameters() calls itself on the same module again; recurse into "
-                            "the attribute's module (value.parameters()), not self") from e
-            except ValueError as e:
-                if "broadcast" not in str(e) and "truth value" not in str(e):
-                    raise
-                raise _fail(check, case, f"{len(expected)} parameters",
-                            f"ValueError: {str(e).strip()}",
-                            "`value in found` (and ==) compare tensors element by element, "
-                            "which fails for tensors of different shapes. To skip a parameter "
-                            "you already have, compare identities: "
-                            "any(value is p for p in found)") from e
-            if got is None:
-                raise _fail(check, case, "a list of parameters", "None",
-                            "return the list you built (the return statement is missing)")
-            got = list(got)
-        for p in got:
-            if not isinstance(p, Parameter):
-                what = ("a Tensor that is not a Parameter" if isinstance(p, Tensor)
-                        else type(p).__name__)
-                raise _fail(check, case, "only Parameters",
-                            f"{what}: " + (_names(module, [p])[0] if isinstance(p, Tensor)
-                                           else repr(p)),
-                            "keep only values with isinstance(value, Parameter): constant "
-                            "Tensors, numbers and strings are not trained")
-        ids = [id(p) for p in got]
-        dup = [p for k, p in enumerate(got) if id(p) in ids[:k]]
-        if dup:
-            raise _fail(check, case, f"each parameter once: {', '.join(_names(module, expected))}",
-                        f"{', '.join(_names(module, dup))} more than once",
-                        "a parameter reachable by two paths (a module shared by two "
-                        "attributes, tied weights) must be returned once, or SGD would update "
-                        "it twice per step. Skip a parameter you already have (compare with "
-                        "`is`, or keep a set of id(p)).")
-        missing = [p for p in expected if id(p) not in ids]
-        extra = [p for p in got if id(p) not in {id(q) for q in expected}]
-        if missing or extra:
-            listed = ", ".join(_names(module, expected)) or "none"
-            raise _fail(check, case, f"{len(expected)} parameters: {listed}",
-                        f"{len(got)} found" + (f"; missing {', '.join(_names(module, missing))}"
-                                               if missing else "")
-                        + (f"; not in this module: {len(extra)}" if extra else ""), cause)
-        with student_code(f"{check}, case '{case}' (called twice)", "parameters()"):
-            again = list(module.parameters())
-        if [id(p) for p in again] != ids and sorted(map(id, again)) != sorted(ids):
-            raise _fail(check, case + " (called twice)", f"{len(ids)} parameters again",
-                        f"{len(again)}", "parameters() must start from scratch on every call: "
-                        "build a new list inside the method, not on the class")
-    passed("check 3.2: parameters() finds every Parameter exactly once: directly on a "
-          "module, in nested Modules, in lists, tuples and dicts, three levels deep, and when a "
-          "module or weight is shared; it skips numbers, strings and constant Tensors.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -400,7 +595,192 @@ def _with_working_parameter(Layer: type, Parameter: type) -> tuple[type, type]:
     return scaffold, _ReferenceParameter
 
 
-@exercise("3.3")
+def _linear_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """A layer to initialise (sizes and seed), and fixed weights, inputs and the gradient G
+    that arrives from above, for the forward and backward passes."""
+    if rng is None:
+        return {"init": {"in": 4, "out": 3, "seed": 0},
+                "W": np.array([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]),
+                "b": np.array([0.01, -0.02]),
+                "x": np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]),
+                "G": np.array([[1.0, -2.0], [0.5, 3.0]]),
+                "seed": 1}
+    n_in = int(rng.integers(2, 7))
+    n_out = int(rng.choice([n for n in range(2, 7) if n != n_in]))   # a transposed W shows
+    m_in, m_out, batch = int(rng.integers(2, 6)), int(rng.integers(1, 5)), int(rng.integers(2, 5))
+    return {"init": {"in": n_in, "out": n_out, "seed": int(rng.integers(2**31))},
+            "W": rng.normal(size=(m_out, m_in)).round(2), "b": rng.normal(size=m_out).round(2),
+            "x": rng.normal(size=(batch, m_in)).round(2),
+            "G": rng.normal(size=(batch, m_out)).round(2), "seed": int(rng.integers(2**31))}
+
+
+def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[str, Any]:
+    """3.3, run: initialise layers; run the forward and backward passes with the probe's
+    weights; send back the initial weights, the outputs, the gradients and finite
+    differences of the student's own forward."""
+    check = _CHECK_33
+    _refuse_minigrad(Linear, "Linear", check)
+    _refuse_minigrad(Parameter, "Parameter", check)
+    Linear, Parameter = _with_working_parameter(Linear, Parameter)
+
+    def make(n_in: int, n_out: int, seed: int) -> Any:
+        case = f"Linear({n_in}, {n_out}, rng=default_rng({seed}))"
+        with student_code(f"{check}, case '{case}'", "Linear"):
+            layer = Linear(n_in, n_out, rng=np.random.default_rng(seed))
+        for name in ("weight", "bias"):
+            p = getattr(layer, name, None)
+            if p is None:
+                raise _fail(check, f"Linear({n_in}, {n_out})", f"an attribute self.{name}",
+                            "none", f"store the {name} as self.{name} (PyTorch's names)")
+            if not isinstance(p, Parameter):
+                raise _fail(check, f"Linear({n_in}, {n_out})", f"self.{name} a Parameter",
+                            type(p).__name__, "wrap the initial values in Parameter(...) so "
+                            "parameters() finds them and they get a gradient")
+        return layer
+
+    def forward(layer: Any, x: Tensor, case: str) -> Any:
+        with student_code(f"{check}, case '{case}'", "Linear.forward"):
+            try:
+                y = layer(x)
+            except ValueError as e:
+                if "matmul" not in str(e):
+                    raise
+                raise _fail(check, case, f"x of shape {x.shape} @ W.T of shape "
+                            f"{tuple(layer.weight.shape[::-1])}", f"ValueError: {e}",
+                            "the weight has shape (out, in) and x has shape (N, in): multiply "
+                            "by the transpose, x @ self.weight.T") from e
+        if not isinstance(y, Tensor):
+            raise _fail(check, case, "a Tensor", type(y).__name__,
+                        "compute with the Tensors (x @ self.weight.T + self.bias), not their "
+                        ".data arrays, so that the graph is recorded")
+        return y
+
+    init = probes["init"]
+    layers = [make(init["in"], init["out"], init["seed"]) for _ in range(2)]  # the same seed
+    sent: dict[str, Any] = {"weight": _array(layers[0].weight), "bias": _array(layers[0].bias),
+                            "weight again": _array(layers[1].weight)}
+    W, b, x, G = (np.array(probes[k], dtype=float) for k in ("W", "b", "x", "G"))
+    layer = make(W.shape[1], W.shape[0], probes["seed"])
+    sent["shapes"] = {name: [int(n) for n in getattr(layer, name).shape]
+                      for name in ("weight", "bias")}
+    if sent["shapes"] != {"weight": list(W.shape), "bias": list(b.shape)}:
+        return sent           # the probe's weights do not fit this layer: the judge says why
+    layer.weight.data, layer.bias.data = W.copy(), b.copy()
+    xt = Tensor(x.copy(), requires_grad=True)
+    y = forward(layer, xt, f"forward of a batch of {len(x)} inputs with {W.shape[1]} features")
+    one = forward(layer, Tensor(x[:1].copy()), "forward of a batch of one")
+    fits = y.shape == G.shape            # else the judge stops at the shape of y
+    if fits and y.requires_grad:
+        (y * Tensor(G.copy())).sum().backward()
+    grads = {"weight": _grad(layer.weight), "bias": _grad(layer.bias), "input x": _grad(xt)}
+
+    def loss(_: np.ndarray) -> float:   # the student's forward, at the weights as they are
+        with no_grad():
+            return float((_array(forward(layer, Tensor(x.copy()), "finite differences"))
+                          * G).sum())
+
+    numeric = {name: numerical_gradient(loss, getattr(layer, name).data) if fits else None
+               for name in ("weight", "bias")}
+    sent.update({"y": _array(y), "one": _array(one), "grads": grads, "numeric": numeric})
+    return sent
+
+
+def _linear_shapes(check: str, n_in: int, n_out: int, shapes: dict[str, tuple]) -> None:
+    """Fail unless a Linear(n_in, n_out) has a weight (out, in) and a bias (out,)."""
+    for name, shape in (("weight", (n_out, n_in)), ("bias", (n_out,))):
+        if shapes[name] != shape:
+            cause = ("the weight is stored transposed: PyTorch keeps it as "
+                     "(out_features, in_features) and computes x @ W.T + b"
+                     if name == "weight" and shapes[name] == shape[::-1] else
+                     f"{name} has one value per output feature" if name == "bias" else
+                     "the weight has one row per output and one column per input")
+            raise _fail(check, f"Linear(in_features={n_in}, out_features={n_out}).{name}",
+                        f"shape {shape}", f"shape {shapes[name]}", cause)
+
+
+def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.3, judge: shapes and initialisation, forward values, gradients by hand and by finite
+    differences."""
+    check = _CHECK_33
+    n_in, n_out = probes["init"]["in"], probes["init"]["out"]
+    got = {name: _numbers(outputs, check, name) for name in ("weight", "bias", "weight again")}
+
+    # Shapes and initialisation.
+    _linear_shapes(check, n_in, n_out, {name: got[name].shape for name in ("weight", "bias")})
+    w, bias = got["weight"], got["bias"]
+    bound = 1 / np.sqrt(n_in)
+    if np.all(w == w.flat[0]):
+        raise _fail(check, "initial weight", "different random values",
+                    f"all equal to {w.flat[0]}", "equal weights make every output unit learn "
+                    "the same thing; draw them with rng.uniform(-k, k, size=...)")
+    if np.all(w == w[:1]):
+        raise _fail(check, f"initial weight of Linear({n_in}, {n_out})",
+                    "a different row for each output unit",
+                    f"{n_out} equal rows {_fmt(w[0])}", "rows that start equal get equal "
+                    f"gradients and stay equal: the {n_out} output units would compute the same "
+                    "thing forever. Draw the whole (out, in) matrix at once: rng.uniform(-k, k, "
+                    "size=(out_features, in_features))")
+    if max(np.abs(w).max(), np.abs(bias).max()) > bound:
+        raise _fail(check, f"initial values of Linear({n_in}, {n_out})",
+                    f"every value in [-{bound:g}, {bound:g}] (k = 1/sqrt(in_features))",
+                    f"largest |value| {max(np.abs(w).max(), np.abs(bias).max()):.4f}",
+                    "use PyTorch's default: rng.uniform(-k, k, size) with k = 1/sqrt(in_features)")
+    if got["weight again"].shape != w.shape or not np.array_equal(got["weight again"], w):
+        raise _fail(check, f"two layers from default_rng({probes['init']['seed']})",
+                    "the same weights", "different weights", "draw the random numbers from the "
+                    "rng you are given (np.random.default_rng(rng)), not from np.random directly")
+
+    # Forward values, with the probe's weights put into a layer of their size.
+    W, b, x, G = (np.asarray(probes[k], dtype=float) for k in ("W", "b", "x", "G"))
+    _linear_shapes(check, W.shape[1], W.shape[0], {
+        name: _shape_sent(outputs, check, "shapes", name) for name in ("weight", "bias")})
+    expected = x @ W.T + b
+    y = _numbers(outputs, check, "y")
+    if y.shape != expected.shape:
+        raise _fail(check, f"forward of a batch of {len(x)} inputs with {W.shape[1]} features",
+                    f"shape {expected.shape}", f"shape {y.shape}",
+                    f"y = x @ W.T + b: {x.shape} @ {W.T.shape} -> {expected.shape}")
+    if not np.allclose(y, expected, atol=1e-12):
+        cause = "compute x @ self.weight.T + self.bias"
+        if np.allclose(y, x @ W.T, atol=1e-12):
+            cause = "the bias is not added"
+        raise _fail(check, f"forward with W = {_fmt(W)}, b = {_fmt(b)}", _fmt(expected),
+                    _fmt(y), cause)
+    one = _numbers(outputs, check, "one")
+    if one.shape != expected[:1].shape or not np.allclose(one, expected[:1], atol=1e-12):
+        raise _fail(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(one),
+                    "the layer must work for any batch size N: (N, in) -> (N, out)")
+
+    # Gradients: hand formulas, then finite differences of the student's own forward.
+    hand = {"weight": G.T @ x, "bias": G.sum(axis=0), "input x": G @ W}
+    causes = {"weight": "the weight must take part in the forward as a Tensor "
+                        "(self.weight, not self.weight.data)",
+              "bias": "the bias must be added as a Tensor (self.bias, not self.bias.data), or "
+                      "its gradient never arrives",
+              "input x": "the input must flow through Tensor operations (x @ ...), not x.data, or "
+                         "the layers below this one get no gradient"}
+    grads = {name: _numbers(outputs, check, "grads", name, none=True) for name in hand}
+    for name, g in grads.items():
+        if g is None:
+            raise _fail(check, f"gradient of {name} after backward", _fmt(hand[name]),
+                        "None (no gradient arrived)", causes[name])
+        if g.shape != hand[name].shape or not np.allclose(g, hand[name], atol=1e-10):
+            raise _fail(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
+                        f"{_fmt(hand[name])} (by hand)", _fmt(g), causes[name])
+    for name in ("weight", "bias"):
+        numeric = _numbers(outputs, check, "numeric", name)
+        if numeric.shape != hand[name].shape or not np.allclose(grads[name], numeric, atol=1e-6):
+            raise _fail(check, f"gradient of {name} against finite differences",
+                        _fmt(numeric), _fmt(grads[name]), causes[name])
+    return ("check 3.3: weight (out, in) and bias (out,) are Parameters drawn from "
+            "U(-1/sqrt(in), 1/sqrt(in)) with the given rng; the forward x @ W.T + b matches "
+            f"NumPy for batches of {len(x)} and 1; the gradients of weight, bias and input match "
+            "the hand formulas G.T @ x, G.sum(0), G @ W and finite differences.")
+
+
+@exercise("3.3", split=Split(_linear_probe, _linear_run, _linear_judge,
+                             self_reported="weight and bias are Parameters; the layer returns a "
+                                           "Tensor"))
 def linear(Linear: type, Parameter: type) -> None:
     """Check 3.3: ``Linear(in_features, out_features, rng)`` computes ``x @ W.T + b``.
 
@@ -415,132 +795,6 @@ def linear(Linear: type, Parameter: type) -> None:
     Parameter : type
         The student's Parameter class (the weight and bias must be Parameters).
     """
-    check = "check 3.3 (Linear)"
-    _refuse_minigrad(Linear, "Linear", check)
-    _refuse_minigrad(Parameter, "Parameter", check)
-    Linear, Parameter = _with_working_parameter(Linear, Parameter)
-
-    def make(n_in: int, n_out: int, seed: int) -> Any:
-        with student_code(f"{check}, case 'Linear({n_in}, {n_out}, rng=default_rng({seed}))'",
-                          "Linear"):
-            return Linear(n_in, n_out, rng=np.random.default_rng(seed))
-
-    def run(layer: Any, x: Tensor, case: str) -> Any:
-        with student_code(f"{check}, case '{case}'", "Linear.forward"):
-            try:
-                return layer(x)
-            except ValueError as e:
-                if "matmul" not in str(e):
-                    raise
-                raise _fail(check, case, f"x of shape {x.shape} @ W.T of shape "
-                            f"{tuple(layer.weight.shape[::-1])}", f"ValueError: {e}",
-                            "the weight has shape (out, in) and x has shape (N, in): multiply "
-                            "by the transpose, x @ self.weight.T") from e
-
-    # Shapes and initialisation.
-    layer = make(4, 3, 0)
-    for name, shape in (("weight", (3, 4)), ("bias", (3,))):
-        p = getattr(layer, name, None)
-        if p is None:
-            raise _fail(check, "Linear(4, 3)", f"an attribute self.{name}", "none",
-                        f"store the {name} as self.{name} (PyTorch's names)")
-        if not isinstance(p, Parameter):
-            raise _fail(check, "Linear(4, 3)", f"self.{name} a Parameter", type(p).__name__,
-                        "wrap the initial values in Parameter(...) so parameters() finds them "
-                        "and they get a gradient")
-        if tuple(p.shape) != shape:
-            cause = ("the weight is stored transposed: PyTorch keeps it as "
-                     "(out_features, in_features) and computes x @ W.T + b"
-                     if name == "weight" and tuple(p.shape) == shape[::-1] else
-                     f"{name} has one value per output feature" if name == "bias" else
-                     "the weight has one row per output and one column per input")
-            raise _fail(check, f"Linear(in_features=4, out_features=3).{name}",
-                        f"shape {shape}", f"shape {tuple(p.shape)}", cause)
-    w = _array(layer.weight)
-    bound = 1 / np.sqrt(4)
-    if np.all(w == w.flat[0]):
-        raise _fail(check, "initial weight", "different random values",
-                    f"all equal to {w.flat[0]}", "equal weights make every output unit learn "
-                    "the same thing; draw them with rng.uniform(-k, k, size=...)")
-    if np.all(w == w[:1]):
-        raise _fail(check, "initial weight of Linear(4, 3)", "a different row for each output unit",
-                    f"three equal rows {_fmt(w[0])}", "rows that start equal get equal "
-                    "gradients and stay equal: the 3 output units would compute the same thing "
-                    "forever. Draw the whole (out, in) matrix at once: rng.uniform(-k, k, "
-                    "size=(out_features, in_features))")
-    if np.abs(w).max() > bound or np.abs(_array(layer.bias)).max() > bound:
-        raise _fail(check, "initial values of Linear(4, 3)",
-                    f"every value in [-{bound}, {bound}] (k = 1/sqrt(in_features))",
-                    f"largest |value| {max(np.abs(w).max(), np.abs(_array(layer.bias)).max()):.4f}",
-                    "use PyTorch's default: rng.uniform(-k, k, size) with k = 1/sqrt(in_features)")
-    again = make(4, 3, 0)
-    if not np.array_equal(_array(again.weight), w):
-        raise _fail(check, "two layers from default_rng(0)", "the same weights",
-                    "different weights", "draw the random numbers from the rng you are given "
-                    "(np.random.default_rng(rng)), not from np.random directly")
-
-    # Forward values, fixed decimal weights.
-    W = np.array([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]])
-    b = np.array([0.01, -0.02])
-    x = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]])
-    G = np.array([[1.0, -2.0], [0.5, 3.0]])  # the gradient that arrives from above
-    layer = make(3, 2, 1)
-    layer.weight.data = W.copy()
-    layer.bias.data = b.copy()
-    xt = Tensor(x, requires_grad=True)
-    y = run(layer, xt, "forward of a batch of 2 inputs with 3 features")
-    expected = x @ W.T + b
-    if not isinstance(y, Tensor):
-        raise _fail(check, "forward", "a Tensor", type(y).__name__,
-                    "compute with the Tensors (x @ self.weight.T + self.bias), not their .data "
-                    "arrays, so that the graph is recorded")
-    if y.shape != expected.shape:
-        raise _fail(check, "forward of a batch of 2 inputs with 3 features", "shape (2, 2)",
-                    f"shape {y.shape}", "y = x @ W.T + b: (2, 3) @ (3, 2) -> (2, 2)")
-    if not np.allclose(_array(y), expected, atol=1e-12):
-        cause = "compute x @ self.weight.T + self.bias"
-        if np.allclose(_array(y), x @ W.T, atol=1e-12):
-            cause = "the bias is not added"
-        raise _fail(check, "forward with W = [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]], b = [0.01, "
-                    "-0.02]", _fmt(expected), _fmt(_array(y)), cause)
-    one = run(layer, Tensor(x[:1]), "forward of a batch of one")
-    if one.shape != (1, 2) or not np.allclose(_array(one), expected[:1], atol=1e-12):
-        raise _fail(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(_array(one)),
-                    "the layer must work for any batch size N: (N, in) -> (N, out)")
-
-    # Gradients: hand formulas.
-    if y.requires_grad:
-        (y * Tensor(G)).sum().backward()
-    hand = {"weight": G.T @ x, "bias": G.sum(axis=0), "input x": G @ W}
-    grads = {"weight": layer.weight.grad, "bias": layer.bias.grad, "input x": xt.grad}
-    causes = {"weight": "the weight must take part in the forward as a Tensor "
-                        "(self.weight, not self.weight.data)",
-              "bias": "the bias must be added as a Tensor (self.bias, not self.bias.data), or "
-                      "its gradient never arrives",
-              "input x": "the input must flow through Tensor operations (x @ ...), not x.data, or "
-                         "the layers below this one get no gradient"}
-    for name, g in grads.items():
-        if g is None:
-            raise _fail(check, f"gradient of {name} after backward", _fmt(hand[name]),
-                        "None (no gradient arrived)", causes[name])
-        if not np.allclose(_array(g), hand[name], atol=1e-10):
-            raise _fail(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
-                        f"{_fmt(hand[name])} (by hand)", _fmt(_array(g)), causes[name])
-
-    # Gradients: finite differences of the student's own forward.
-    def loss() -> float:
-        with no_grad():
-            return float((_array(run(layer, Tensor(x), "finite differences")) * G).sum())
-
-    for name, p in (("weight", layer.weight), ("bias", layer.bias)):
-        numeric = _numeric_grad(loss, p.data)
-        if not np.allclose(_array(p.grad), numeric, atol=1e-6):
-            raise _fail(check, f"gradient of {name} against finite differences",
-                        _fmt(numeric), _fmt(_array(p.grad)), causes[name])
-    passed("check 3.3: weight (out, in) and bias (out,) are Parameters drawn from "
-          "U(-1/sqrt(in), 1/sqrt(in)) with the given rng; the forward x @ W.T + b matches NumPy "
-          "for batches of 2 and 1; the gradients of weight, bias and input match the hand "
-          "formulas G.T @ x, G.sum(0), G @ W and finite differences.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,6 +816,17 @@ class _Double(_AddOne):
         return x * 2.0
 
 
+#: The layers a Sequential is made of, by name: what each does to an array, and its label.
+_LAYERS = {"add": (_AddOne, lambda v: v + 1.0, "add 1"), "double": (_Double, lambda v: v * 2.0,
+                                                                    "double")}
+
+
+def _order_label(order: list[str]) -> str:
+    """``add 1, then double`` for two layers; ``add 1, double, add 1`` for more."""
+    labels = [_LAYERS[name][2] for name in order]
+    return ", then ".join(labels) if len(labels) == 2 else ", ".join(labels)
+
+
 def _contains(value: Any, target: Any, depth: int = 0) -> bool:
     if value is target:
         return True
@@ -574,7 +839,141 @@ def _contains(value: Any, target: Any, depth: int = 0) -> bool:
     return False
 
 
-@exercise("3.4")
+def _relu_sequential_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """Inputs for ReLU (a zero among them), for its gradient (no zero: relu has a kink there),
+    the orders of layers for Sequential, and inputs for a gradient through Sequential."""
+    if rng is None:
+        return {"relu x": [[-2.0, -0.5, 0.0, 0.5, 3.0]], "grad x": [[-2.0, -0.5, 0.5, 3.0]],
+                "upstream": [[1.0, 2.0, 3.0, 4.0]],
+                "orders": [["add", "double"], ["double", "add"], ["add", "double", "add", "add"]],
+                "v": [[1.0, -3.0]], "through x": [[-1.0, 2.0]]}
+
+    def nonzero(n: int) -> np.ndarray:
+        return (rng.uniform(0.2, 3.0, size=(1, n)) * rng.choice([-1.0, 1.0], size=(1, n))).round(1)
+
+    relu_x = rng.normal(size=(1, int(rng.integers(3, 8)))).round(1)
+    relu_x[0, int(rng.integers(relu_x.shape[1]))] = 0.0
+    n = int(rng.integers(3, 7))
+    first = ["add", "double"] if rng.integers(2) else ["double", "add"]
+    longer = ["add", "double"] + [str(rng.choice(["add", "double"]))
+                                  for _ in range(int(rng.integers(1, 4)))]
+    longer = [longer[int(i)] for i in rng.permutation(len(longer))]
+    return {"relu x": relu_x, "grad x": nonzero(n),
+            "upstream": rng.integers(1, 6, size=(1, n)).astype(float),
+            "orders": [first, first[::-1], longer],
+            "v": rng.normal(size=(1, int(rng.integers(2, 5)))).round(1),
+            "through x": nonzero(int(rng.integers(2, 5)))}
+
+
+def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
+                         ) -> dict[str, Any]:
+    """3.4, run: ReLU's outputs and gradients, Sequential's outputs for each order of layers
+    and the gradient through it; ReLU's tensors, if any, by name."""
+    check = _CHECK_34
+    _refuse_minigrad(ReLU, "ReLU", check)
+    _refuse_minigrad(Sequential, "Sequential", check)
+
+    def run(make: Callable[[], Any], case: str, name: str) -> Any:
+        with student_code(f"{check}, case '{case}'", name):
+            return make()
+
+    def backward(out: Any, upstream: np.ndarray) -> None:
+        if isinstance(out, Tensor) and out.requires_grad and out.shape == upstream.shape:
+            (out * Tensor(upstream)).sum().backward()
+
+    x = np.array(probes["relu x"], dtype=float)
+    y = run(lambda: ReLU()(Tensor(x.copy())), f"ReLU forward of {_numbers_text(x)}", "ReLU")
+    if not isinstance(y, Tensor):
+        raise _fail(check, "ReLU forward", "a Tensor", type(y).__name__,
+                    "return a Tensor operation (x.relu()), not a NumPy array")
+    xs = Tensor(np.array(probes["grad x"], dtype=float), requires_grad=True)
+    backward(run(lambda: ReLU()(xs), "ReLU gradient", "ReLU"),
+             np.array(probes["upstream"], dtype=float))
+    found: dict[int, tuple[str, Any]] = {}
+    _find_tensors(run(ReLU, "ReLU()", "ReLU"), "", found, set())
+
+    v = np.array(probes["v"], dtype=float)
+    results = []
+    for order in probes["orders"]:
+        layers = {name: _LAYERS[name][0]() for name in set(order)}
+        chosen = [layers[name] for name in order]
+        label = _order_label(order)
+        seq = run(lambda: Sequential(*chosen), f"Sequential({label})", "Sequential")
+        case = f"Sequential({label}) on {_fmt(v)}"
+        got = run(lambda: seq(Tensor(v.copy())), case, "Sequential")
+        if not isinstance(got, Tensor):
+            raise _fail(check, case, "a Tensor", f"{got!r:.60}",
+                        "apply the layers one after another in the order given, each to the "
+                        "previous layer's output, and return the last output")
+        attributes = getattr(seq, "__dict__", {})
+        for layer in layers.values():
+            if not any(_contains(value, layer) for value in attributes.values()):
+                raise _fail(check, "where Sequential keeps its layers",
+                            "the layers in an attribute, e.g. self.layers = list(layers)",
+                            f"attributes {sorted(attributes)}",
+                            "parameters() looks through attributes and lists: keep the layers "
+                            "in a list attribute so their parameters are found")
+        results.append(_array(got))
+    through = Tensor(np.array(probes["through x"], dtype=float), requires_grad=True)
+    out = run(lambda: Sequential(ReLU(), _Double())(through),
+              "gradient through Sequential(ReLU(), double)", "Sequential")
+    backward(out, np.ones(through.shape))
+    return {"relu": _array(y), "relu grad": _grad(xs),
+            "relu tensors": [path for path, _ in found.values()],
+            "sequential": results, "through grad": _grad(through)}
+
+
+def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.4, judge: ReLU's values and gradient, each order of layers, the gradient through."""
+    check = _CHECK_34
+    x = np.asarray(probes["relu x"], dtype=float)
+    y, want = _numbers(outputs, check, "relu"), np.maximum(x, 0)
+    if y.shape != want.shape or not np.array_equal(y, want):
+        raise _fail(check, f"ReLU forward of {_numbers_text(x)}", _fmt(want), _fmt(y),
+                    "ReLU keeps positive values and sets the others to 0")
+    xs, upstream = (np.asarray(probes[k], dtype=float) for k in ("grad x", "upstream"))
+    grad, want = _numbers(outputs, check, "relu grad", none=True), upstream * (xs > 0)
+    if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
+        raise _fail(check, f"ReLU gradient at {_numbers_text(xs)} with upstream "
+                           f"{_numbers_text(upstream)}", _fmt(want),
+                    "None" if grad is None else _fmt(grad),
+                    "use the engine's relu on the Tensor, so that its backward rule is recorded")
+    tensors = _at(outputs, check, "relu tensors")
+    if not isinstance(tensors, list) or not all(isinstance(t, str) for t in tensors):
+        _malformed(check, "the values['relu tensors']", "a list of names", tensors)
+    if tensors:
+        raise _fail(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
+                    ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")
+
+    v, orders = np.asarray(probes["v"], dtype=float), probes["orders"]
+    _items(outputs, len(orders), check, "sequential")
+    for k, order in enumerate(orders):
+        want = v
+        for name in order:
+            want = _LAYERS[name][1](want)
+        got = _numbers(outputs, check, "sequential", k)
+        if got.shape != want.shape or not np.allclose(got, want):
+            raise _fail(check, f"Sequential({_order_label(order)}) on {_fmt(v)}", _fmt(want),
+                        _fmt(got), "apply the layers one after another in the order given, "
+                        "each to the previous layer's output: for layer in self.layers: "
+                        "x = layer(x)")
+    through = np.asarray(probes["through x"], dtype=float)
+    grad, want = _numbers(outputs, check, "through grad", none=True), 2.0 * (through > 0)
+    if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
+        raise _fail(check, f"gradient through Sequential(ReLU(), double) at "
+                           f"{_numbers_text(through)}", _fmt(want),
+                    "None" if grad is None else _fmt(grad),
+                    "Sequential must pass the Tensors along unchanged (no .data), so that the "
+                    "graph connects the layers")
+    return ("check 3.4: ReLU's forward and gradient are right and it holds no tensors; "
+            f"Sequential applies its layers in order ({len(orders)} orders tried), keeps them "
+            "where parameters() can find them, and lets gradients flow through.")
+
+
+@exercise("3.4", split=Split(_relu_sequential_probe, _relu_sequential_run,
+                             _relu_sequential_judge,
+                             self_reported="ReLU and Sequential return Tensors; Sequential "
+                                           "keeps its layers in an attribute"))
 def relu_and_sequential(ReLU: type, Sequential: type) -> None:
     """Check 3.4: ``ReLU()`` and ``Sequential(*layers)`` forward values and gradients.
 
@@ -585,104 +984,47 @@ def relu_and_sequential(ReLU: type, Sequential: type) -> None:
     Sequential : type
         The student's Sequential module class.
     """
-    check = "check 3.4 (ReLU and Sequential)"
-    _refuse_minigrad(ReLU, "ReLU", check)
-    _refuse_minigrad(Sequential, "Sequential", check)
-
-    def run(make: Callable[[], Any], case: str, name: str) -> Any:
-        with student_code(f"{check}, case '{case}'", name):
-            return make()
-
-    x = np.array([[-2.0, -0.5, 0.0, 0.5, 3.0]])
-    y = run(lambda: ReLU()(Tensor(x)), "ReLU forward of [-2, -0.5, 0, 0.5, 3]", "ReLU")
-    if not isinstance(y, Tensor):
-        raise _fail(check, "ReLU forward", "a Tensor", type(y).__name__,
-                    "return a Tensor operation (x.relu()), not a NumPy array")
-    if not np.array_equal(_array(y), np.maximum(x, 0)):
-        raise _fail(check, "ReLU forward of [-2, -0.5, 0, 0.5, 3]", _fmt(np.maximum(x, 0)),
-                    _fmt(_array(y)), "ReLU keeps positive values and sets the others to 0")
-    xs = Tensor(np.array([[-2.0, -0.5, 0.5, 3.0]]), requires_grad=True)
-    out = run(lambda: ReLU()(xs), "ReLU gradient", "ReLU")
-    if isinstance(out, Tensor) and out.requires_grad:
-        (out * Tensor(np.array([[1.0, 2.0, 3.0, 4.0]]))).sum().backward()
-    if xs.grad is None or not np.array_equal(_array(xs.grad), [[0.0, 0.0, 3.0, 4.0]]):
-        raise _fail(check, "ReLU gradient at [-2, -0.5, 0.5, 3] with upstream [1, 2, 3, 4]",
-                    "[[0, 0, 3, 4]]", "None" if xs.grad is None else _fmt(_array(xs.grad)),
-                    "use the engine's relu on the Tensor, so that its backward rule is recorded")
-    params: dict[int, tuple[str, Any]] = {}
-    _find_tensors(run(ReLU, "ReLU()", "ReLU"), "", params, set())
-    if params:
-        raise _fail(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
-                    ", ".join(path for path, _ in params.values()),
-                    "ReLU needs no weights; its forward is just x.relu()")
-
-    add, double = _AddOne(), _Double()
-    v = np.array([[1.0, -3.0]])
-    for layers, expected, order in (((add, double), 2 * (v + 1), "add 1, then double"),
-                                    ((double, add), 2 * v + 1, "double, then add 1"),
-                                    ((add, double, add, add), 2 * (v + 1) + 2,
-                                     "add 1, double, add 1, add 1")):
-        seq = run(lambda: Sequential(*layers), f"Sequential({order})", "Sequential")
-        got = run(lambda: seq(Tensor(v)), f"Sequential({order}) on {_fmt(v)}", "Sequential")
-        if not isinstance(got, Tensor) or not np.allclose(_array(got), expected):
-            raise _fail(check, f"Sequential({order}) on {_fmt(v)}", _fmt(expected),
-                        _fmt(_array(got)) if isinstance(got, Tensor) else repr(got),
-                        "apply the layers one after another in the order given, each to the "
-                        "previous layer's output: for layer in self.layers: x = layer(x)")
-        for layer in set(map(id, layers)):
-            obj = next(lay for lay in layers if id(lay) == layer)
-            if not any(_contains(value, obj) for value in vars(seq).values()):
-                raise _fail(check, "where Sequential keeps its layers",
-                            "the layers in an attribute, e.g. self.layers = list(layers)",
-                            f"attributes {sorted(vars(seq))}",
-                            "parameters() looks through attributes and lists: keep the layers "
-                            "in a list attribute so their parameters are found")
-    xs = Tensor(np.array([[-1.0, 2.0]]), requires_grad=True)
-    out = run(lambda: Sequential(ReLU(), double)(xs), "gradient through Sequential(ReLU(), "
-              "double)", "Sequential")
-    if isinstance(out, Tensor) and out.requires_grad:
-        out.sum().backward()
-    if xs.grad is None or not np.array_equal(_array(xs.grad), [[0.0, 2.0]]):
-        raise _fail(check, "gradient through Sequential(ReLU(), double) at [-1, 2]", "[[0, 2]]",
-                    "None" if xs.grad is None else _fmt(_array(xs.grad)),
-                    "Sequential must pass the Tensors along unchanged (no .data), so that the "
-                    "graph connects the layers")
-    passed("check 3.4: ReLU's forward and gradient are right and it holds no tensors; "
-          "Sequential applies its layers in order (3 orders tried), keeps them where "
-          "parameters() can find them, and lets gradients flow through.")
 
 
 # ---------------------------------------------------------------------------------------------
 # 3.5 SGD
 
 
-@exercise("3.5")
-def sgd(SGD: type, Parameter: type) -> None:
-    """Check 3.5: ``SGD(params, lr)``: ``step()`` and ``zero_grad()`` against hand numbers.
+def _sgd_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """Weights, their gradients and learning rates, and the values of a parameter that has no
+    gradient (it must not move)."""
+    if rng is None:
+        return {"w": np.array([[1.0, -2.0], [0.5, 4.0]]), "b": np.array([0.25, -0.75]),
+                "gw": np.array([[0.5, 0.25], [-1.0, 2.0]]), "gb": np.array([1.0, -4.0]),
+                "frozen": np.array([3.0, 3.0]), "lrs": [0.1, 0.5], "lr twice": 0.1}
 
-    ``step()`` must compute ``p <- p - lr * grad`` in place (the same Parameter objects, still
-    leaves), skip parameters without a gradient, and record nothing into a graph.
+    def gradient(shape: tuple[int, ...]) -> np.ndarray:      # no zeros: every entry must move
+        return (rng.uniform(0.25, 4.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)).round(2)
 
-    Parameters
-    ----------
-    SGD : type
-        The student's SGD optimizer class.
-    Parameter : type
-        The student's Parameter class (plain ``Tensor(..., requires_grad=True)`` are used if
-        it does not work yet).
-    """
-    check = "check 3.5 (SGD)"
+    rows, cols = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+    lrs = [round(float(lr), 2) for lr in rng.choice(np.arange(0.05, 0.95, 0.05), size=2,
+                                                     replace=False)]
+    return {"w": rng.normal(size=(rows, cols)).round(2), "b": rng.normal(size=rows).round(2),
+            "gw": gradient((rows, cols)), "gb": gradient((rows,)),
+            "frozen": rng.normal(size=int(rng.integers(1, 4))).round(2), "lrs": lrs,
+            "lr twice": round(float(rng.uniform(0.05, 0.9)), 2)}
+
+
+def _sgd_run(probes: dict[str, Any], SGD: type, Parameter: type) -> dict[str, Any]:
+    """3.5, run: one step for each learning rate, two steps on parameters given as a
+    generator, then zero_grad(); the parameters' values (and gradients) after each go back."""
+    check = _CHECK_35
     _refuse_minigrad(SGD, "SGD", check)
     _refuse_minigrad(Parameter, "Parameter", check)
 
-    def make(data: list) -> Tensor:
+    def make(data: Any) -> Tensor:
         try:
-            p = Parameter(np.array(data))
+            p = Parameter(np.array(data, dtype=float))
             if isinstance(p, Tensor) and p.requires_grad:
                 return p
-        except Exception:
+        except Exception:  # noqa: BLE001 - exercise 3.1 not done: a plain tensor stands in
             pass
-        return Tensor(np.array(data), requires_grad=True)
+        return Tensor(np.array(data, dtype=float), requires_grad=True)
 
     def step(opt: Any, case: str) -> None:
         with student_code(f"{check}, case '{case}'", "SGD.step"):
@@ -695,10 +1037,10 @@ def sgd(SGD: type, Parameter: type) -> None:
                                 "(frozen, or not used by this loss)") from e
                 raise
 
-    w0, b0 = np.array([[1.0, -2.0], [0.5, 4.0]]), np.array([0.25, -0.75])
-    gw, gb = np.array([[0.5, 0.25], [-1.0, 2.0]]), np.array([1.0, -4.0])
-    for lr in (0.1, 0.5):
-        w, b, frozen = make(w0.tolist()), make(b0.tolist()), make([3.0, 3.0])
+    w0, b0, gw, gb = (np.array(probes[k], dtype=float) for k in ("w", "b", "gw", "gb"))
+    steps = []
+    for lr in probes["lrs"]:
+        w, b, frozen = make(w0), make(b0), make(probes["frozen"])
         w.grad, b.grad = gw.copy(), gb.copy()   # frozen has no gradient: it must not move
         case = f"one step with lr={lr}, w = {_fmt(w0)}, grad = {_fmt(gw)}"
         with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
@@ -715,14 +1057,46 @@ def sgd(SGD: type, Parameter: type) -> None:
             raise _fail(check, case, "p.data an array", type(w.data).__name__,
                         "assign an array to p.data (p.data - lr * p.grad), not a Tensor")
         params = list(getattr(opt, "params", [w, b, frozen]))
-        if any(not (p is q) for p, q in zip(params, (w, b, frozen))) or len(params) != 3:
+        if len(params) != 3 or any(p is not q for p, q in zip(params, (w, b, frozen))):
             raise _fail(check, case, "opt.params to hold the very Parameters it was given",
                         "other objects", "update each parameter in place (p.data = ...); "
                         "replacing it with a new tensor means the model never sees the update")
+        if not (w.is_leaf and w.requires_grad and isinstance(w, Tensor)):
+            raise _fail(check, case, "w still a leaf that requires grad", repr(w),
+                        "update p.data; do not turn the parameter into an operation's output")
+        steps.append({"w": _array(w), "b": _array(b), "frozen": _array(frozen)})
+
+    # A second step uses the parameters as they are after the first.
+    w, b = make(w0), make(b0)
+    case = f"two steps with lr={probes['lr twice']}, parameters given as a generator"
+    with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
+        opt = SGD((p for p in [w, b]), lr=probes["lr twice"])  # as model.parameters() may be
+    for _ in range(2):
+        w.grad, b.grad = gw.copy(), gb.copy()
+        step(opt, case)
+    twice = _array(w)
+    with student_code(f"{check}, case 'zero_grad()'", "SGD.zero_grad"):
+        opt.zero_grad()
+    return {"steps": steps, "twice": twice,
+            "zero_grad": {"w": _grad(w), "b": _grad(b)}}
+
+
+def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.5, judge: p - lr * grad after one step, twice after two, nothing for a parameter
+    without a gradient, and gradients cleared by zero_grad()."""
+    check = _CHECK_35
+    w0, b0, gw, gb, frozen0 = (np.asarray(probes[k], dtype=float)
+                               for k in ("w", "b", "gw", "gb", "frozen"))
+    _items(outputs, len(probes["lrs"]), check, "steps")
+    for k, lr in enumerate(probes["lrs"]):
+        case = f"one step with lr={lr}, w = {_fmt(w0)}, grad = {_fmt(gw)}"
+        got_w, got_b, got_frozen = (_numbers(outputs, check, "steps", k, name)
+                                    for name in ("w", "b", "frozen"))
         want_w, want_b = w0 - lr * gw, b0 - lr * gb
-        got_w = _array(w)
-        if not np.allclose(got_w, want_w, atol=1e-12):
-            if np.allclose(got_w, w0 + lr * gw):
+        if got_w.shape != w0.shape or not np.allclose(got_w, want_w, atol=1e-12):
+            if got_w.shape != w0.shape:
+                cause = "update p.data with an array of the parameter's own shape"
+            elif np.allclose(got_w, w0 + lr * gw):
                 cause = "wrong sign: the gradient points uphill; step against it, p - lr * grad"
             elif np.allclose(got_w, w0 - gw):
                 cause = "the learning rate is missing: p - lr * grad, with lr = self.lr"
@@ -732,39 +1106,48 @@ def sgd(SGD: type, Parameter: type) -> None:
             else:
                 cause = "the update is p <- p - lr * p.grad for every parameter"
             raise _fail(check, case, f"w = {_fmt(want_w)}", f"w = {_fmt(got_w)}", cause)
-        if not np.allclose(_array(b), want_b, atol=1e-12):
-            raise _fail(check, case, f"b = {_fmt(want_b)}", f"b = {_fmt(_array(b))}",
+        if got_b.shape != b0.shape or not np.allclose(got_b, want_b, atol=1e-12):
+            raise _fail(check, case, f"b = {_fmt(want_b)}", f"b = {_fmt(got_b)}",
                         "every parameter in the list must be updated, not only the first")
-        if not np.array_equal(_array(frozen), [3.0, 3.0]):
-            raise _fail(check, "a parameter whose grad is None", "unchanged [3, 3]",
-                        _fmt(_array(frozen)), "skip parameters whose .grad is None")
-        if not (w.is_leaf and w.requires_grad and isinstance(w, Tensor)):
-            raise _fail(check, case, "w still a leaf that requires grad", repr(w),
-                        "update p.data; do not turn the parameter into an operation's output")
+        if got_frozen.shape != frozen0.shape or not np.array_equal(got_frozen, frozen0):
+            raise _fail(check, "a parameter whose grad is None", f"unchanged {_fmt(frozen0)}",
+                        _fmt(got_frozen), "skip parameters whose .grad is None")
 
-    # A second step uses the parameters as they are after the first.
-    w, b = make(w0.tolist()), make(b0.tolist())
-    case = "two steps with lr=0.1, parameters given as a generator"
-    with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
-        opt = SGD((p for p in [w, b]), lr=0.1)    # a generator, as model.parameters() may be
-    for _ in range(2):
-        w.grad, b.grad = gw.copy(), gb.copy()
-        step(opt, case)
-    if not np.allclose(_array(w), w0 - 0.2 * gw, atol=1e-12):
+    lr = probes["lr twice"]
+    twice = _numbers(outputs, check, "twice")
+    if twice.shape != w0.shape or not np.allclose(twice, w0 - 2 * lr * gw, atol=1e-12):
         cause = ("the optimizer kept the generator it was given; a generator runs once, so the "
                  "second step updated nothing. Store list(params)."
-                 if np.allclose(_array(w), w0 - 0.1 * gw) else
+                 if twice.shape == w0.shape and np.allclose(twice, w0 - lr * gw) else
                  "each step must start from the current values of the parameters")
-        raise _fail(check, case,
-                    f"w = {_fmt(w0 - 0.2 * gw)}", f"w = {_fmt(_array(w))}", cause)
+        raise _fail(check, f"two steps with lr={lr}, parameters given as a generator",
+                    f"w = {_fmt(w0 - 2 * lr * gw)}", f"w = {_fmt(twice)}", cause)
+    for name in ("w", "b"):
+        grad = _numbers(outputs, check, "zero_grad", name, none=True)
+        if grad is not None and np.any(grad != 0):
+            raise _fail(check, "zero_grad()", f"{name}.grad None (or zeros)", _fmt(grad),
+                        "set p.grad = None for every parameter")
+    return (f"check 3.5: step() gives p - lr * grad for lr = {probes['lrs'][0]} and "
+            f"{probes['lrs'][1]}, updates the same Parameter objects in place, skips parameters "
+            "without a gradient, records nothing into a graph, works twice on parameters given "
+            "as a generator; zero_grad() clears the gradients.")
 
-    with student_code(f"{check}, case 'zero_grad()'", "SGD.zero_grad"):
-        opt.zero_grad()
-    for name, p in (("w", w), ("b", b)):
-        if p.grad is not None and np.any(_array(p.grad) != 0):
-            raise _fail(check, "zero_grad()", f"{name}.grad None (or zeros)",
-                        _fmt(_array(p.grad)), "set p.grad = None for every parameter")
-    passed("check 3.5: step() gives p - lr * grad for lr = 0.1 and 0.5 (hand numbers), "
-          "updates the same Parameter objects in place, skips parameters without a gradient, "
-          "records nothing into a graph, works twice on parameters given as a generator; "
-          "zero_grad() clears the gradients.")
+
+@exercise("3.5", split=Split(_sgd_probe, _sgd_run, _sgd_judge,
+                             self_reported="step() records no operation, keeps p.data an array "
+                                           "and updates the very Parameter objects, which stay "
+                                           "leaves"))
+def sgd(SGD: type, Parameter: type) -> None:
+    """Check 3.5: ``SGD(params, lr)``: ``step()`` and ``zero_grad()`` against hand numbers.
+
+    ``step()`` must compute ``p <- p - lr * grad`` in place (the same Parameter objects, still
+    leaves), skip parameters without a gradient, and record nothing into a graph.
+
+    Parameters
+    ----------
+    SGD : type
+        The student's SGD optimizer class.
+    Parameter : type
+        The student's Parameter class (plain ``Tensor(..., requires_grad=True)`` are used if
+        it does not work yet).
+    """
