@@ -13,7 +13,8 @@ from solutions_helper import solution_namespace
 from minigrad import Tensor, nn, optim
 from minigrad import functional as F
 from minigrad.course import byhand
-from minigrad.course.checks import lesson4
+from minigrad.course.checks import CheckFailed, Split, lesson4
+from minigrad.course.grading.protocol import dumps, loads
 
 # --- the reference solutions: the notebook's own exercise cells -------------------------------
 
@@ -304,9 +305,6 @@ def test_the_mistake_is_caught_with_its_message(check, args, match):
 #
 # What crosses the sandbox's edge goes through the grader's protocol (JSON, arrays as .npy):
 # each test below sends the probes and the outputs through dumps/loads, as the grader does.
-
-from minigrad.course.checks import CheckFailed, Split  # noqa: E402
-from minigrad.course.grading.protocol import dumps, loads  # noqa: E402
 
 #: exercise -> (its check, the reference solution it takes)
 SPLIT = {"4.1": (lesson4.network, network), "4.2": (lesson4.hand_gradients, hand_gradients),

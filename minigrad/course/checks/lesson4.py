@@ -180,7 +180,7 @@ def _networks(rng: np.random.Generator | None) -> list[dict[str, Any]]:
     2-2-2 network and three of random sizes (inputs 2-4, hidden 2-5, outputs 2-4)."""
     if rng is None:
         rng = np.random.default_rng(44)
-        sizes = [(2, 2, 2), (3, 4, 3), (2, 5, 3)]
+        sizes: list[tuple[int, ...]] = [(2, 2, 2), (3, 4, 3), (2, 5, 3)]
         cases = [{"name": _LESSONS_NETWORK, **{k: np.copy(v) for k, v in NETWORK.items()}}]
     else:
         sizes = [(2, 2, 2)] + [tuple(int(n) for n in rng.integers((2, 2, 2), (5, 6, 5)))
@@ -580,16 +580,21 @@ def _train_run(probes: dict[str, Any], train: Callable[..., Any]) -> dict[str, A
             "X": X, "y": y}
 
 
+#: The mistakes :func:`_byhand_run` can make, and what each one's message says.
+_LOOP_MISTAKES = {
+    "no zero_grad": "the gradients accumulate from step to step: call opt.zero_grad() before "
+                    "each backward pass",
+    "step before backward": "opt.step() runs before loss.backward(), so each step uses the "
+                            "previous step's gradient",
+    "no lr": "the learning rate is not used: SGD(model.parameters(), lr=lr)",
+}
+
+
 def _train_cause(losses: np.ndarray, parameters: dict[str, np.ndarray | None],
                  probes: dict[str, Any], want_losses: list[float]) -> str:
     """What usually makes a loop give these losses and parameters instead of the right ones."""
     start, X, y, steps, lr = (probes[k] for k in ("start", "X", "y", "steps", "lr"))
-    for variant, text in (
-            ("no zero_grad", "the gradients accumulate from step to step: call opt.zero_grad() "
-                             "before each backward pass"),
-            ("step before backward", "opt.step() runs before loss.backward(), so each step "
-                                     "uses the previous step's gradient"),
-            ("no lr", "the learning rate is not used: SGD(model.parameters(), lr=lr)")):
+    for variant, text in _LOOP_MISTAKES.items():
         v_losses, v_params = _byhand_run(start, X, y, steps, lr, variant)
         if _close(losses, np.array(v_losses), rtol=1e-8) and all(
                 _close(parameters.get(k), v_params[k], rtol=1e-8) for k in v_params):
