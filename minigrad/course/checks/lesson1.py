@@ -270,15 +270,20 @@ def _deep_chain(depth: int) -> tuple[T, list[T]]:
     return t, nodes
 
 
-def _check_order(case: str, got: Any, nodes: list[T]) -> None:
-    cause_dup = ("mark each tensor as visited (a set of id(tensor)) and never add it twice; "
-                 "a tensor used by several others is reached once per path")
+def _as_list(case: str, got: Any) -> list:
+    """What ``topological_order`` returned, as a list (a failure if it is None or no sequence)."""
     if got is None:
         fail(case, "topological_order returned None", "return the list you built")
     try:
-        got = list(got)
+        return list(got)
     except TypeError:
         fail(case, f"expected a list of tensors; got {type(got).__name__}")
+
+
+def _check_order(case: str, got: Any, nodes: list[T]) -> None:
+    cause_dup = ("mark each tensor as visited (a set of id(tensor)) and never add it twice; "
+                 "a tensor used by several others is reached once per path")
+    got = _as_list(case, got)
     ids = [id(t) for t in got]
     wanted = {id(t) for t in nodes}
     if len(got) > len(nodes) or len(set(ids)) != len(ids):
@@ -318,12 +323,7 @@ def _order_run(probes: dict, topological_order: Callable) -> dict:
     for case, root, nodes in cases:
         with student_code(case, "topological_order(root)"), _recursion_limit():
             got = topological_order(root)
-        if got is None:
-            fail(case, "topological_order returned None", "return the list you built")
-        try:
-            got = list(got)
-        except TypeError:
-            fail(case, f"expected a list of tensors; got {type(got).__name__}")
+        got = _as_list(case, got)
         where = {id(t): i for i, t in enumerate(nodes)}
         orders.append([where.get(id(t), -1) for t in got])
     return {"orders": orders}
@@ -863,46 +863,24 @@ def unary_ops(exp: Callable, log: Callable, tanh: Callable, relu: Callable) -> N
 # One operation at a time (each records under the exercise whose table holds it).
 
 
-@exercise("1.4", split=_op_split("add"))
-def add(add: Callable) -> None:
-    """Part of exercise 1.4: ``add(a, b)`` alone."""
+def _one_operation(name: str, exercise_id: str, doc: str) -> Callable[[Callable], None]:
+    """The check of the operation ``name`` alone, judged as in its table: ``check(fn)``."""
+    def check(operation: Callable) -> None:
+        pass  # not run: the split (probe, run, judge) is the check
+
+    check.__name__ = check.__qualname__ = name
+    check.__doc__ = doc
+    return exercise(exercise_id, split=_op_split(name))(check)
 
 
-@exercise("1.4", split=_op_split("sub"))
-def sub(sub: Callable) -> None:
-    """Part of exercise 1.4: ``sub(a, b)`` alone."""
-
-
-@exercise("1.4", split=_op_split("mul"))
-def mul(mul: Callable) -> None:
-    """Part of exercise 1.4: ``mul(a, b)`` alone."""
-
-
-@exercise("1.4", split=_op_split("div"))
-def div(div: Callable) -> None:
-    """Part of exercise 1.4: ``div(a, b)`` alone."""
-
-
-@exercise("1.5", split=_op_split("power"))
-def power(power: Callable) -> None:
-    """``power(a, p)`` for a Python number ``p`` (inputs kept positive; the lesson gives it)."""
-
-
-@exercise("1.5", split=_op_split("exp"))
-def exp(exp: Callable) -> None:
-    """Part of exercise 1.5: ``exp(a)`` alone."""
-
-
-@exercise("1.5", split=_op_split("log"))
-def log(log: Callable) -> None:
-    """Part of exercise 1.5: ``log(a)`` alone (inputs kept positive)."""
-
-
-@exercise("1.5", split=_op_split("tanh"))
-def tanh(tanh: Callable) -> None:
-    """Part of exercise 1.5: ``tanh(a)`` alone."""
-
-
-@exercise("1.5", split=_op_split("relu"))
-def relu(relu: Callable) -> None:
-    """Part of exercise 1.5: ``relu(a)`` alone (inputs exactly at 0 included)."""
+add = _one_operation("add", "1.4", "Part of exercise 1.4: ``add(a, b)`` alone.")
+sub = _one_operation("sub", "1.4", "Part of exercise 1.4: ``sub(a, b)`` alone.")
+mul = _one_operation("mul", "1.4", "Part of exercise 1.4: ``mul(a, b)`` alone.")
+div = _one_operation("div", "1.4", "Part of exercise 1.4: ``div(a, b)`` alone.")
+power = _one_operation("power", "1.5", "``power(a, p)`` for a Python number ``p`` (inputs kept "
+                                       "positive; the lesson gives it).")
+exp = _one_operation("exp", "1.5", "Part of exercise 1.5: ``exp(a)`` alone.")
+log = _one_operation("log", "1.5", "Part of exercise 1.5: ``log(a)`` alone (inputs kept positive).")
+tanh = _one_operation("tanh", "1.5", "Part of exercise 1.5: ``tanh(a)`` alone.")
+relu = _one_operation("relu", "1.5", "Part of exercise 1.5: ``relu(a)`` alone (inputs exactly "
+                                     "at 0 included).")
