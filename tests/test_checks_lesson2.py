@@ -221,3 +221,185 @@ def test_checks_use_reference_versions_of_the_other_functions():
     L2.matmul(ns["matmul"])                       # uses the reference transpose
     with pytest.raises(CheckFailed):
         L2.transpose(ns["transpose"])
+
+
+# --- the split: probe in the grader, run in the sandbox, judge in the grader -------------------
+
+from minigrad.course.checks import Split  # noqa: E402
+from minigrad.course.grading.protocol import dumps, loads  # noqa: E402
+
+CHECKS = {"2.1": L2.matmul, "2.2": L2.sum, "2.3": L2.reshape, "2.4": L2.transpose,
+          "2.5": L2.unbroadcast, "2.6": L2.cross_entropy}
+SEEDS = [0, 1, 7, 12345]
+
+
+def assert_plain(x, where: str = "outputs") -> None:
+    """``x`` is plain data: None, bools, numbers, strings, NumPy arrays of numbers, and lists
+    and string-keyed dicts of those (what may cross the sandbox's edge)."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return
+    if isinstance(x, np.ndarray):
+        assert x.dtype.kind in "biuf", f"{where}: an array of dtype {x.dtype}"
+    elif isinstance(x, (list, tuple)):
+        for i, v in enumerate(x):
+            assert_plain(v, f"{where}[{i}]")
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            assert isinstance(k, str), f"{where}: the key {k!r} is not a string"
+            assert_plain(v, f"{where}[{k!r}]")
+    else:
+        raise AssertionError(f"{where}: {type(x).__qualname__} is not plain data")
+
+
+def graded(exercise: str, student_fn, seed: int) -> tuple[Split, object, object]:
+    """What the grader does: probes from a secret seed, sent into the sandbox; run there on the
+    student's function; what comes back crosses as JSON. (split, probes, outputs)."""
+    split = CHECKS[exercise].split
+    probes = split.probe(np.random.default_rng(seed))
+    outputs = split.run(loads(dumps(probes)), student_fn)
+    assert_plain(outputs)
+    return split, probes, loads(dumps(outputs))
+
+
+def test_every_check_is_split():
+    assert set(CHECKS) == set(L2.EXERCISES)
+    for exercise, check in CHECKS.items():
+        assert isinstance(check.split, Split) and check.exercise_id == exercise
+        assert check.split.self_reported          # what the run checks on its own is named
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("exercise", list(CHECKS))
+def test_the_reference_passes_the_judge_on_fresh_probes(sol, exercise, seed):
+    check = CHECKS[exercise]
+    split, probes, outputs = graded(exercise, sol[check.__name__], seed)
+    assert_plain(probes, "probes")
+    assert dumps(probes) != dumps(split.probe(None))             # not the notebook's cases
+    assert dumps(probes) != dumps(split.probe(np.random.default_rng(seed + 1)))
+    assert split.judge(probes, outputs).startswith(check.__name__)
+
+
+@pytest.mark.parametrize("exercise", list(CHECKS))
+def test_the_notebook_probes_are_the_lessons_own(exercise):
+    split = CHECKS[exercise].split
+    assert dumps(split.probe(None)) == dumps(split.probe(None))
+
+
+def test_run_never_computes_an_expected_value(sol, monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("an expected value was computed in the student's process")
+
+    monkeypatch.setattr(L2, "_ce_expected", forbidden)
+    monkeypatch.setattr(L2, "_ref_unbroadcast", forbidden)    # the judge's, not the scaffold's
+    for exercise, check in CHECKS.items():
+        graded(exercise, sol[check.__name__], seed=3)
+
+
+MISTAKE_BY_ID = {p.id: p.values for p in MISTAKES}
+
+#: Mistakes in values only: the run sees nothing wrong (it holds no expected value), the judge
+#: catches them.
+VALUE_MISTAKES = ["matmul_wrong_self_consistent", "sum_scales_the_gradient", "reshape_not_undone",
+                  "transpose_same_axes_backward", "unbroadcast_with_a_mean",
+                  "cross_entropy_sign_error", "cross_entropy_gradient_not_divided"]
+
+
+@pytest.mark.parametrize("mistake", VALUE_MISTAKES)
+def test_a_wrong_value_is_found_by_the_judge_not_the_run(mistake):
+    check, source, _ = MISTAKE_BY_ID[mistake]
+    exercise = check.exercise_id
+    for seed in SEEDS:
+        split, probes, outputs = graded(exercise, student(source), seed)
+        assert not any("error" in case for case in outputs["cases"])
+        with pytest.raises(CheckFailed, match="usual cause"):
+            split.judge(probes, outputs)
+
+
+def test_a_failure_in_the_run_reaches_the_judge_with_its_message(monkeypatch):
+    """In the grader the judge runs in another process: it gets the message alone."""
+    source = MISTAKE_BY_ID["matmul_wrong_transposes"][1]
+    split, probes, outputs = graded("2.1", student(source), seed=5)
+    assert list(outputs["cases"][0]) == ["forward", "error"]      # stopped in case 1's VJP
+    monkeypatch.setattr(L2, "_HELD", {})
+    with pytest.raises(CheckFailed, match=r"(?s)matmul, case 1 of 4: A \(\d, \d\) @ B \(\d, \d\)"
+                                          r".*raised ValueError.*usual cause: the shapes must fit"):
+        split.judge(probes, outputs)
+
+
+def test_the_first_mistake_is_reported_even_when_the_run_stops_later():
+    """sum forgets keepdims: case 6's value is wrong, and case 7's VJP raises; case 6 is told."""
+    source = MISTAKE_BY_ID["sum_drops_the_axes"][1]
+    split = L2.sum.split
+    probes = split.probe(None)
+    outputs = split.run(probes, student(source))
+    assert len(outputs["cases"]) == 7 and "error" in outputs["cases"][6]
+    with pytest.raises(CheckFailed, match=r"case 6 of 8.*the result has shape \(\)"):
+        split.judge(probes, outputs)
+
+
+def _zeros(x):
+    if isinstance(x, np.ndarray):
+        return np.zeros_like(x)
+    if isinstance(x, list):
+        return [_zeros(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _zeros(v) for k, v in x.items()}
+    return x
+
+
+def _reshaped(x):
+    """Every array of ``x`` with an extra axis: the right values in the wrong shape."""
+    if isinstance(x, np.ndarray):
+        return x[None]
+    if isinstance(x, list):
+        return [_reshaped(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _reshaped(v) for k, v in x.items()}
+    return x
+
+
+FORGED = {
+    "nothing": lambda good: None,
+    "empty": lambda good: {},
+    "a string": lambda good: "all correct",
+    "a list": lambda good: [1, 2, 3],
+    "cases not a list": lambda good: {"cases": "x"},
+    "a case not a dict": lambda good: {"cases": [1] * len(good["cases"])},
+    "empty cases": lambda good: {"cases": [{}] * len(good["cases"])},
+    "too few cases": lambda good: {"cases": good["cases"][:-1]},
+    "too many cases": lambda good: {"cases": good["cases"] * 2},
+    "zeros": _zeros,
+    "wrong shapes": _reshaped,
+    "strings for values": lambda good: {"cases": [{k: "1.0" for k in c} for c in good["cases"]]},
+    "an error that is not a message": lambda good: {"cases": [{"error": 3}]},
+    "gradients missing": lambda good: {"cases": [{k: v for k, v in c.items() if k != "grads"}
+                                                 for c in good["cases"]]},
+}
+
+
+@pytest.mark.parametrize("forge", list(FORGED))
+@pytest.mark.parametrize("exercise", list(CHECKS))
+def test_forged_outputs_are_refused_with_a_reason(sol, exercise, forge):
+    split, probes, good = graded(exercise, sol[CHECKS[exercise].__name__], seed=11)
+    forged = FORGED[forge](good)
+    if dumps(forged) == dumps(good):  # unbroadcast's cases carry no "grads" to leave out
+        pytest.skip("this forgery changes nothing in this check's outputs")
+    with pytest.raises(CheckFailed) as info:
+        split.judge(probes, forged)
+    assert str(info.value).startswith(CHECKS[exercise].__name__)     # names what it judged
+
+
+def test_cross_entropy_judge_agrees_with_the_numbers_derived_by_hand():
+    """The lesson's three small cases, worked out on paper: the judge computes the same."""
+    by_hand = [(np.log(4.0), [[0.25, 0.25, -0.75, 0.25]]),
+               (-np.log(0.75), [[0.25, -0.25]]),
+               ((np.log(1.5) + np.log(3.0)) / 2, [[-1 / 6, 1 / 6], [-1 / 3, 1 / 3]])]
+    for (z, t), (loss, grad) in zip(L2._HAND, by_hand):
+        want_loss, want_grad = L2._ce_expected(np.asarray(z), np.asarray(t))
+        assert want_loss == pytest.approx(loss, rel=1e-12)
+        np.testing.assert_allclose(want_grad, grad, rtol=1e-12, atol=1e-15)
+    large = L2._ce_expected(np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 0.0], [1e4, 1e4, -1e4]]),
+                            np.array([0, 0, 2]))
+    assert large[0] == pytest.approx((0.0 + 2e4 + (2e4 + np.log(2.0))) / 3, rel=1e-12)
+    np.testing.assert_allclose(large[1], np.array([[0, 0, 0], [-1, 1, 0], [0.5, 0.5, -1]]) / 3,
+                               atol=1e-15)

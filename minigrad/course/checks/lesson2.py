@@ -224,9 +224,12 @@ def _array(got: Any, case: str, what: str, cause: str | None = None) -> np.ndarr
     if isinstance(got, dict) and isinstance(got.get("not an array"), str):
         fail(case, f"{what} should be a number or an array; got {got['not an array']}", cause)
     try:
-        return np.asarray(got, dtype=np.float64)
+        array = np.asarray(got)
     except (TypeError, ValueError):
+        array = np.asarray(None)
+    if array.dtype.kind not in "biuf":   # strings, None inside, lists of uneven lengths
         fail(case, f"{what} should be a number or an array; got {show(got)}", cause)
+    return array.astype(np.float64)
 
 
 def _floats(x: Any) -> np.ndarray:
