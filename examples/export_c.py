@@ -15,20 +15,14 @@ from __future__ import annotations
 import argparse
 import shlex
 import subprocess
+import sys
+from pathlib import Path
 
-import numpy as np
-
-from minigrad import nn
 from minigrad.export.c import build_command, compile_executable, compile_training_step
 from minigrad.data import moons
 
-
-def build_model(seed: int, dtype: str) -> nn.Sequential:
-    """The 2-16-16-2 moons network, initialised from ``seed``."""
-    rng = np.random.default_rng(seed)
-    return nn.Sequential(nn.Linear(2, 16, rng=rng, dtype=dtype), nn.ReLU(),
-                         nn.Linear(16, 16, rng=rng, dtype=dtype), nn.ReLU(),
-                         nn.Linear(16, 2, rng=rng, dtype=dtype))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the network of train_moons.py
+from train_moons import build_model  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -48,7 +42,7 @@ def main(argv: list[str] | None = None) -> str:
     args = parser.parse_args(argv)
 
     X, y = moons(args.n, noise=0.1, seed=args.seed, dtype=args.dtype)
-    model = build_model(args.seed, args.dtype)
+    model = build_model([16, 16], args.seed, args.dtype)  # 2-16-16-2
     program = compile_training_step(
         model, loss="cross_entropy", batch_size=args.batch_size, lr=args.lr,
         momentum=args.momentum, dtype=args.dtype, name=args.name, train_data=(X, y),

@@ -17,36 +17,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
-from minigrad import nn, optim
-from minigrad.data import batches, moons
+from minigrad.data import moons
 from minigrad.export.onnx import INSTALL_HINT, export
 
-
-def build_model(hidden: list[int], seed: int, dtype: str) -> nn.Sequential:
-    """Linear layers of sizes 2 -> hidden... -> 2 with a ReLU between each pair."""
-    rng = np.random.default_rng(seed)
-    sizes = [2, *hidden, 2]
-    layers: list[nn.Module] = []
-    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
-        layers += [nn.Linear(n_in, n_out, rng=rng, dtype=dtype), nn.ReLU()]
-    return nn.Sequential(*layers[:-1])  # no ReLU after the last layer: it outputs logits
-
-
-def train(model: nn.Module, X: np.ndarray, y: np.ndarray, epochs: int, seed: int) -> None:
-    """SGD with momentum on minibatches of 32, softmax cross-entropy loss."""
-    optimizer = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    loss_fn = nn.CrossEntropyLoss()
-    rng = np.random.default_rng(seed)
-    for _ in range(epochs):
-        for Xb, yb in batches(X, y, batch_size=32, seed=rng):
-            loss = loss_fn(model(mg.tensor(Xb)), yb)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the network and training of
+from train_moons import build_model, train  # noqa: E402   # train_moons.py, written once
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -73,7 +53,7 @@ def main(argv: list[str] | None = None) -> float:
         model.load_state_dict(mg.load(args.load))  # values converted to the model's dtype
         print(f"loaded {args.load}")
     else:
-        train(model, X, y, args.epochs, args.seed)
+        train(model, X, y, args.epochs, seed=args.seed)
         print(f"trained {args.epochs} epochs")
     model.eval()
 

@@ -30,6 +30,26 @@ def build_model(hidden: list[int], seed: int, dtype: str) -> nn.Sequential:
     return nn.Sequential(*layers[:-1])  # no ReLU after the last layer: it outputs logits
 
 
+def train(model: nn.Module, X: np.ndarray, y: np.ndarray, epochs: int, *, lr: float = 0.05,
+          momentum: float = 0.9, batch_size: int = 32, seed: int = 0,
+          progress: bool = False) -> None:
+    """SGD with momentum on shuffled minibatches, softmax cross-entropy loss.
+
+    ``progress`` shows a bar with the last minibatch's loss of each epoch.
+    """
+    optimizer = optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    loss_fn = nn.CrossEntropyLoss()
+    rng = np.random.default_rng(seed)  # one Generator: a new batch order every epoch
+    epoch_bar = tqdm(range(epochs), desc="training", unit="epoch", disable=not progress)
+    for _ in epoch_bar:
+        for Xb, yb in batches(X, y, batch_size=batch_size, seed=rng):
+            loss = loss_fn(model(mg.tensor(Xb)), yb)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        epoch_bar.set_postfix(loss=f"{loss.item():.4f}")
+
+
 @mg.no_grad()
 def evaluate(model: nn.Module, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Loss and accuracy of ``model`` on all of ``X, y``."""
@@ -83,20 +103,11 @@ def main(argv: list[str] | None = None) -> float:
 
     X, y = moons(args.n, args.noise, seed=args.seed, dtype=args.dtype)
     model = build_model(args.hidden, args.seed, args.dtype)
-    optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    loss_fn = nn.CrossEntropyLoss()
     print(model)
 
-    rng = np.random.default_rng(args.seed)  # one Generator: a new batch order every epoch
     start = time.perf_counter()
-    progress = tqdm(range(args.epochs), desc="training", unit="epoch")
-    for _ in progress:
-        for Xb, yb in batches(X, y, batch_size=args.batch_size, seed=rng):
-            loss = loss_fn(model(mg.tensor(Xb)), yb)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-        progress.set_postfix(loss=f"{loss.item():.4f}")
+    train(model, X, y, args.epochs, lr=args.lr, momentum=args.momentum,
+          batch_size=args.batch_size, seed=args.seed, progress=True)
     seconds = time.perf_counter() - start
 
     loss, accuracy = evaluate(model, X, y)
