@@ -9,17 +9,37 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import fails
-from solutions_helper import solution_namespace
+from solutions_helper import ROOT, solution_namespace
 
 import minigrad
 from minigrad import Tensor, no_grad
-from minigrad.course.checks import lesson3
+from minigrad.course import exercise_cells, read_notebook
+from minigrad.course.checks import CheckFailed, Split, lesson3
+from minigrad.course.grading.protocol import dumps, loads
 
 # --- the reference solutions: the notebook's own exercise cells -------------------------------
 
 _SOLUTION = solution_namespace("03_parameters_modules_optimizer")
+SOLUTION_PATH = ROOT / "solutions" / "03_parameters_modules_optimizer.ipynb"
 Parameter, Module, Linear, ReLU, Sequential, SGD = (
     _SOLUTION[name] for name in ["Parameter", "Module", "Linear", "ReLU", "Sequential", "SGD"])
+
+
+def planted(exercise_id: str, old: str, new: str, name: str) -> type:
+    """A planted mistake: the solution's exercise cell with ``old`` replaced by ``new``, run in
+    a copy of the solution's namespace; the class ``name`` it defines."""
+    source = exercise_cells(read_notebook(SOLUTION_PATH))[exercise_id].source
+    assert old in source, f"the planted mistake {old!r} no longer applies to {exercise_id}"
+    namespace = dict(_SOLUTION)
+    exec(compile(source.replace(old, new), f"<planted {exercise_id}>", "exec"), namespace)
+    return namespace[name]
+
+
+class Todo(Tensor):
+    """A Parameter whose exercise is not done yet."""
+
+    def __init__(self, data, dtype=None):
+        raise NotImplementedError
 
 
 # --- the reference passes ------------------------------------------------------------------
@@ -64,10 +84,6 @@ def test_minigrad_nn_and_optim_are_refused():
 
 
 def test_parameter_not_done_yet_says_so():
-    class Todo(Tensor):
-        def __init__(self, data, dtype=None):
-            raise NotImplementedError
-
     fails(lesson3.parameter, Todo, match=r"NotImplementedError.*not done yet")
 
 
@@ -94,27 +110,9 @@ class NoContainers(Module):
         return found
 
 
-class NoDedupe(Module):
-    """Finds everything but returns a shared parameter several times."""
-
-    def parameters(self):
-        found = []
-
-        def collect(value):
-            if isinstance(value, Parameter):
-                found.append(value)
-            elif isinstance(value, Module):
-                found.extend(value.parameters())
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    collect(item)
-            elif isinstance(value, dict):
-                for item in value.values():
-                    collect(item)
-
-        for value in vars(self).values():
-            collect(value)
-        return found
+#: Finds everything but returns a shared parameter several times (the solution without its
+#: identity test).
+NoDedupe = planted("3.2", "if not any(value is p for p in found):", "if True:", "Module")
 
 
 class AllTensors(Module):
@@ -166,10 +164,6 @@ def test_module_keeping_a_list_between_calls_is_caught():
 def test_module_check_scaffolds_a_missing_parameter():
     """A Parameter that does not work costs exercise 3.1 only: parameters() is still tested,
     with a reference Parameter in place of the student's."""
-    class Todo(Tensor):
-        def __init__(self, data, dtype=None):
-            raise NotImplementedError
-
     lesson3.parameters(Module, Todo)
     fails(lesson3.parameters, FlatOnly, Todo, match=r"case 'nested.*missing first\.w")
 
@@ -248,10 +242,6 @@ class PlainTensors(Linear):
 
 def test_linear_check_scaffolds_a_missing_parameter():
     """A broken Parameter costs exercise 3.1 only: the Linear check still passes."""
-    class Todo(Tensor):
-        def __init__(self, data, dtype=None):
-            raise NotImplementedError
-
     class TodoLinear(Module):  # the reference Linear, but built on the broken Parameter
         def __init__(self, in_features, out_features, rng=None):
             rng = np.random.default_rng(rng)
@@ -398,10 +388,6 @@ class SGDNoZero(SGD):
 
 
 def test_sgd_check_works_without_a_working_parameter():
-    class Todo(Tensor):
-        def __init__(self, data, dtype=None):
-            raise NotImplementedError
-
     lesson3.sgd(SGD, Todo)
 
 
@@ -552,3 +538,179 @@ MISTAKES = [
 @pytest.mark.parametrize("check, args, match", MISTAKES)
 def test_the_mistake_is_caught_with_its_message(check, args, match):
     fails(check, *args, match=match)
+
+
+# --- the split: probe, run, judge (issue 11) ------------------------------------------------
+#
+# The grader draws the probes from a secret seed, runs ``run`` in the student's sandbox, and
+# judges what comes back (through JSON and .npy) in its own process. These tests play both
+# sides: the reference passes on cases it has never seen, and forged or malformed data does not.
+
+SPLITS = [pytest.param(lesson3.parameter, (Parameter,), id="3.1"),
+          pytest.param(lesson3.parameters, (Module, Parameter), id="3.2"),
+          pytest.param(lesson3.linear, (Linear, Parameter), id="3.3"),
+          pytest.param(lesson3.relu_and_sequential, (ReLU, Sequential), id="3.4"),
+          pytest.param(lesson3.sgd, (SGD, Parameter), id="3.5")]
+SEEDS = (0, 1, 2, 3, 12345)
+
+
+def plain(x) -> bool:
+    """True when ``x`` is plain data: None, booleans, numbers, strings, arrays of numbers, and
+    lists and string-keyed dicts of those (what may cross the sandbox's edge)."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "biuf"
+    if isinstance(x, (list, tuple)):
+        return all(plain(v) for v in x)
+    if isinstance(x, dict):
+        return all(isinstance(k, str) and plain(v) for k, v in x.items())
+    return False
+
+
+def crossed(x):
+    """``x`` as it arrives on the other side of the sandbox's edge."""
+    return loads(dumps(x))
+
+
+def test_every_exercise_of_lesson_3_is_split():
+    checks = {p.values[0].exercise_id: p.values[0] for p in SPLITS}
+    assert set(checks) == set(lesson3.EXERCISES)
+    assert all(isinstance(check.split, Split) for check in checks.values())
+
+
+@pytest.mark.parametrize("check, args", SPLITS)
+def test_the_reference_passes_the_judge_on_grader_probes(check, args):
+    split = check.split
+    notebook = dumps(split.probe(None))
+    for seed in SEEDS:
+        probes = split.probe(np.random.default_rng(seed))
+        assert plain(probes) and dumps(probes) != notebook     # not the lesson's own cases
+        probes = crossed(probes)                                # as the sandbox receives them
+        outputs = split.run(probes, *args)
+        assert plain(outputs), f"seed {seed}: run sent back something that is not plain data"
+        assert split.judge(probes, crossed(outputs)).startswith(f"check {check.exercise_id}")
+
+
+@pytest.mark.parametrize("check, args", SPLITS)
+def test_probes_are_fresh_for_every_seed(check, args):
+    drawn = {dumps(check.split.probe(np.random.default_rng(seed))) for seed in SEEDS}
+    assert len(drawn) == len(SEEDS)
+    assert dumps(check.split.probe(np.random.default_rng(5))) == \
+        dumps(check.split.probe(np.random.default_rng(5)))      # the same seed, the same cases
+
+
+@pytest.mark.parametrize("check, args", SPLITS)
+def test_outputs_made_for_the_lessons_cases_fail_on_the_graders(check, args):
+    """A submission that sends back what passed in the notebook scores nothing."""
+    split = check.split
+    replayed = crossed(split.run(split.probe(None), *args))
+    for seed in SEEDS:
+        with pytest.raises(CheckFailed):
+            split.judge(crossed(split.probe(np.random.default_rng(seed))), replayed)
+
+
+def mapped(x, leaf):
+    """``x`` with every array, number and string replaced by ``leaf(value)``."""
+    if isinstance(x, dict):
+        return {k: mapped(v, leaf) for k, v in x.items()}
+    if isinstance(x, list):
+        return [mapped(v, leaf) for v in x]
+    return leaf(x)
+
+
+def zeros(value):
+    if isinstance(value, np.ndarray):
+        return np.zeros_like(value)
+    if isinstance(value, str):
+        return ""
+    return 0 if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def shortened(x):
+    """Every list one item shorter."""
+    if isinstance(x, dict):
+        return {k: shortened(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [shortened(v) for v in x[:-1]]
+    return x
+
+
+FORGERIES = {
+    "zeros": lambda real: mapped(real, zeros),
+    "another shape": lambda real: mapped(real, lambda v: np.zeros(np.shape(v) + (2,))
+                                         if isinstance(v, np.ndarray) else v),
+    "lists one item short": shortened,
+    "a string": lambda real: "all correct",
+    "an empty dict": lambda real: {},
+    "None": lambda real: None,
+    "a list of numbers": lambda real: [1, 2, 3],
+    "every value a string": lambda real: {k: "x" for k in real},
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+@pytest.mark.parametrize("check, args", SPLITS)
+def test_forged_outputs_are_refused_by_the_judge(check, args, forgery):
+    split = check.split
+    probes = crossed(split.probe(np.random.default_rng(7)))
+    real = crossed(split.run(probes, *args))
+    forged = FORGERIES[forgery](real)
+    if dumps(forged) == dumps(real):
+        assert (check.exercise_id, forgery) == ("3.2", "another shape")  # 3.2 sends no arrays
+        return
+    with pytest.raises(CheckFailed):
+        split.judge(probes, crossed(forged))
+
+
+def nodes(x, path=()):
+    """Every place in ``x`` (a path of keys and indexes), the root first."""
+    yield path
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from nodes(v, path + (k,))
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from nodes(v, path + (i,))
+
+
+def replaced(x, path, value):
+    if not path:
+        return value
+    copy = dict(x) if isinstance(x, dict) else list(x)
+    copy[path[0]] = replaced(x[path[0]], path[1:], value)
+    return copy
+
+
+def removed(x, path):
+    parent = x
+    for key in path[:-1]:
+        parent = parent[key]
+    copy = dict(parent) if isinstance(parent, dict) else list(parent)
+    del copy[path[-1]]
+    return replaced(x, path[:-1], copy)
+
+
+MALFORMED = ["x", None, {}, [], -1, 2.5, True, np.zeros((2, 2, 2)), np.array([np.nan]),
+             {"__kind": [None]}]
+
+
+@pytest.mark.parametrize("check, args", SPLITS)
+def test_malformed_data_anywhere_is_a_check_failure_never_a_crash(check, args):
+    """Each value sent back, replaced by something of another kind or removed: the judge
+    passes (where that value does not matter) or fails with CheckFailed, nothing else."""
+    split = check.split
+    probes = crossed(split.probe(np.random.default_rng(11)))
+    real = crossed(split.run(probes, *args))
+    tried = 0
+    for path in nodes(real):
+        variants = [replaced(real, path, bad) for bad in MALFORMED]
+        if path:
+            variants.append(removed(real, path))
+        for forged in variants:
+            tried += 1
+            try:
+                split.judge(probes, forged)
+            except CheckFailed:
+                pass
+    assert tried > 50
