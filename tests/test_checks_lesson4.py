@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import fails
 from solutions_helper import solution_namespace
+from split_helpers import JUNK, is_plain, places, replaced, reshaped, zeros
 
 from minigrad import Tensor, nn, optim
 from minigrad import functional as F
@@ -192,36 +193,33 @@ def test_hand_gradients_not_done_says_so():
 # --- 4.3 train -----------------------------------------------------------------------------
 
 
-def train_without_zero_grad(model, X, y, steps, lr):
-    inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
-    for _ in range(steps):
-        loss = F.cross_entropy(model(inputs), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
+def _loop(*, zero_grad=True, step_before_backward=False, step=True, keep_tensors=False):
+    """The lesson's training loop with one line changed (the keyword says which)."""
+    def train(model, X, y, steps, lr):
+        inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
+        for _ in range(steps):
+            if zero_grad:
+                opt.zero_grad()
+            loss = F.cross_entropy(model(inputs), y)
+            if step and step_before_backward:
+                opt.step()
+            loss.backward()
+            if step and not step_before_backward:
+                opt.step()
+            losses.append(loss if keep_tensors else loss.item())
+        return losses
+    return train
 
 
-def train_step_before_backward(model, X, y, steps, lr):
-    inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(inputs), y)
-        opt.step()
-        loss.backward()
-        losses.append(loss.item())
-    return losses
+def test_the_loop_template_unchanged_passes(capsys):
+    lesson4.train_loop(_loop())
+    assert "\u2713 check 4.3" in capsys.readouterr().out
 
 
-def train_keeping_tensors(model, X, y, steps, lr):
-    inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(inputs), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss)
-    return losses
+train_without_zero_grad = _loop(zero_grad=False)
+train_step_before_backward = _loop(step_before_backward=True)
+train_keeping_tensors = _loop(keep_tensors=True)
+train_never_steps = _loop(zero_grad=False, step=False)
 
 
 def train_fixed_lr(model, X, y, steps, lr):
@@ -234,15 +232,6 @@ def train_one_step_too_many(model, X, y, steps, lr):
 
 def train_without_lr(model, X, y, steps, lr):
     return train(model, X, y, steps, 1.0)
-
-
-def train_never_steps(model, X, y, steps, lr):
-    inputs, losses = Tensor(X), []
-    for _ in range(steps):
-        loss = F.cross_entropy(model(inputs), y)
-        loss.backward()
-        losses.append(loss.item())
-    return losses
 
 
 # --- each mistake and what its message must say --------------------------------------------
@@ -312,34 +301,14 @@ SPLIT = {"4.1": (lesson4.network, network), "4.2": (lesson4.hand_gradients, hand
 SEEDS = [0, 1, 2, 3]
 
 
-def _is_plain(x) -> bool:
-    """Whether ``x`` is plain data: None, numbers, strings, arrays of numbers, and lists,
-    tuples and dicts (string keys) of them; nothing else, at any depth."""
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return True
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind in "biuf"
-    if type(x) in (list, tuple):
-        return all(_is_plain(v) for v in x)
-    if isinstance(x, dict):
-        return all(isinstance(k, str) and _is_plain(v) for k, v in x.items())
-    return False
-
-
 def _graded(exercise, student, seed):
     """(probes, outputs) as the grader has them: drawn from ``seed``, run on ``student`` after
     the trip into the sandbox, outputs back through the protocol."""
     split = SPLIT[exercise][0].split
     probes = split.probe(np.random.default_rng(seed))
     outputs = split.run(loads(dumps(probes)), student)
-    assert _is_plain(outputs), f"run of {exercise} sent back something that is not plain data"
+    assert is_plain(outputs), f"run of {exercise} sent back something that is not plain data"
     return probes, loads(dumps(outputs))
-
-
-def test_is_plain_refuses_objects():
-    assert _is_plain({"a": [1, 2.5, "x", None, np.zeros((2, 3))]})
-    for value in (object(), {1: 2}, [Tensor([1.0])], np.array(["a"]), {"a": {"b": lambda: 1}}):
-        assert not _is_plain(value)
 
 
 def test_every_check_is_split_and_only_4_1_reports_on_itself():
@@ -382,29 +351,7 @@ def test_run_never_computes_an_expected_value(exercise, monkeypatch):
     monkeypatch.setattr(lesson4, "byhand", None)
     check, student = SPLIT[exercise]
     probes = check.split.probe(np.random.default_rng(5))
-    assert _is_plain(check.split.run(probes, student))
-
-
-def _zeros(x):
-    """``x`` with every array replaced by zeros of its shape (a forger's guess)."""
-    if isinstance(x, np.ndarray):
-        return np.zeros_like(x)
-    if isinstance(x, list):
-        return [_zeros(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _zeros(v) for k, v in x.items()}
-    return x
-
-
-def _reshaped(x):
-    """``x`` with every array given an extra axis (values kept, shapes wrong)."""
-    if isinstance(x, np.ndarray):
-        return x[None]
-    if isinstance(x, list):
-        return [_reshaped(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _reshaped(v) for k, v in x.items()}
-    return x
+    assert is_plain(check.split.run(probes, student))
 
 
 @pytest.mark.parametrize("exercise", list(SPLIT))
@@ -412,7 +359,7 @@ def test_forged_outputs_are_refused_by_the_judge(exercise):
     check, student = SPLIT[exercise]
     probes, real = _graded(exercise, student, 11)
     forgeries = [None, {}, [], "passed", 1.0, {"cases": "x"}, {"cases": []},
-                 {"losses": [0.0] * 8}, _zeros(real), _reshaped(real),
+                 {"losses": [0.0] * 8}, zeros(real), reshaped(real),
                  *([{"cases": real["cases"][:2]}, {**real, "stopped": 3}] if "cases" in real
                    else [{**real, "X": None}, {**real, "losses": real["losses"][:-1]}])]
     # the judge of another exercise's outputs: right data for the wrong check
@@ -422,40 +369,20 @@ def test_forged_outputs_are_refused_by_the_judge(exercise):
             check.split.judge(probes, loads(dumps(forged)))
 
 
-def _paths(x, path=()):
-    """Every place in the outputs ``x`` that holds a value: (path, value)."""
-    if isinstance(x, dict):
-        for k, v in x.items():
-            yield from _paths(v, path + (k,))
-    elif isinstance(x, list):
-        for i, v in enumerate(x):
-            yield from _paths(v, path + (i,))
-    yield path, x
-
-
-def _replaced(x, path, value):
-    if not path:
-        return value
-    copy = dict(x) if isinstance(x, dict) else list(x)
-    copy[path[0]] = _replaced(x[path[0]], path[1:], value)
-    return copy
-
-
 @pytest.mark.parametrize("exercise", list(SPLIT))
 def test_any_one_corrupted_value_is_a_check_failure_never_a_crash(exercise):
     """Each value the run sent back, replaced by junk in turn: the judge refuses it with a
     CheckFailed (a zero with a reason), never another exception."""
     check, student = SPLIT[exercise]
     probes, real = _graded(exercise, student, 12)
-    junk = [None, "x", 1.5, -1, True, [], {}, {"type": "Tensor"}, np.zeros(7), np.ones((2, 2))]
     tried = 0
-    for path, value in list(_paths(real)):
-        for bad in junk:
+    for path, value in list(places(real)):
+        for bad in JUNK:
             if type(bad) is type(value) and dumps(bad) == dumps(value):
                 continue
             tried += 1
             with pytest.raises(CheckFailed):
-                check.split.judge(probes, _replaced(real, path, bad))
+                check.split.judge(probes, replaced(real, path, bad))
     assert tried > 50
 
 
@@ -506,3 +433,13 @@ def test_a_run_stopped_by_the_students_error_is_judged_after_the_cases_before_it
     assert type(back) is dict                                  # the error object stayed behind
     with pytest.raises(CheckFailed, match="only square W2"):
         split.judge(grader, back)
+
+
+def test_the_split_helpers_do_what_they_say():
+    assert is_plain({"a": [1, 2.5, "x", None, (np.zeros((2, 3)),)]})
+    for value in (object(), {1: 2}, [Tensor([1.0])], np.array(["a"]), {"a": {"b": lambda: 1}}):
+        assert not is_plain(value)
+    x = {"a": [np.ones(2), 3], "b": np.ones((2, 2))}
+    assert np.array_equal(zeros(x)["a"][0], [0, 0]) and reshaped(x)["b"].shape == (1, 2, 2)
+    assert [p for p, _ in places(x)] == [("a", 0), ("a", 1), ("a",), ("b",), ()]
+    assert replaced(x, ("a", 1), "y")["a"] == [x["a"][0], "y"] and x["a"][1] == 3

@@ -39,7 +39,7 @@ from minigrad.gradcheck import numerical_gradient, numerical_vjp  # the one home
 __all__ = [
     "CheckFailed", "require_student", "passed", "fail", "show", "assert_close",
     "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
-    "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split",
+    "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split", "mismatch",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -212,6 +212,15 @@ def fail(case: str, problem: str, cause: str | None = None) -> NoReturn:
     if cause:
         msg += f"\n  usual cause: {cause}"
     raise CheckFailed(msg)
+
+
+def mismatch(check: str, case: str, expected: Any, got: Any, cause: str) -> CheckFailed:
+    """The :class:`CheckFailed` to raise when ``case`` of ``check`` gave ``got`` instead of
+    ``expected``: its message has four lines, the case, expected, got, and the usual cause."""
+    return CheckFailed(f"{check}, case '{case}':\n"
+                       f"  expected: {expected}\n"
+                       f"  got:      {got}\n"
+                       f"  usual cause: {cause}")
 
 
 def show(x: Any, width: int = 120) -> str:

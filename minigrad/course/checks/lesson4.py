@@ -25,8 +25,8 @@ from minigrad import Tensor
 from minigrad.course import byhand
 from minigrad import functional as F
 from minigrad import nn
-from minigrad.course.checks import (CheckFailed, Split, exercise, require_student, show,
-                                    student_code)
+from minigrad.course.checks import (CheckFailed, Split, exercise, mismatch, require_student,
+                                    show, student_code)
 
 __all__ = ["EXERCISES", "NETWORK", "network", "hand_gradients", "train_loop"]
 
@@ -54,14 +54,6 @@ _CHECK_41, _CHECK_42, _CHECK_43 = ("check 4.1 (network)", "check 4.2 (hand_gradi
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _fail(check: str, case: str, expected: Any, got: Any, cause: str) -> CheckFailed:
-    return CheckFailed(
-        f"{check}, case '{case}':\n"
-        f"  expected: {expected}\n"
-        f"  got:      {got}\n"
-        f"  usual cause: {cause}")
 
 
 def _malformed(check: str, what: str, got: Any) -> NoReturn:
@@ -234,12 +226,12 @@ def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, 
         except RuntimeError as e:
             if "size mismatch" not in str(e):
                 raise
-            raise _fail(check, case, "layers sized like the given weights",
+            raise mismatch(check, case, "layers sized like the given weights",
                         f"RuntimeError: {e}", "read the layer sizes off the weights: "
                         "nn.Linear(W1.shape[1], W1.shape[0]), nn.Linear(W2.shape[1], "
                         "W2.shape[0])") from e
     if not isinstance(model, nn.Module):
-        raise _fail(check, case, "a minigrad.nn.Module (e.g. nn.Sequential(...))",
+        raise mismatch(check, case, "a minigrad.nn.Module (e.g. nn.Sequential(...))",
                     type(model).__name__, "build the model from minigrad.nn layers and return it")
     batch = np.array(net["batch"], dtype=np.float64)
     with student_code(f"{check}, case '{case}', forward of a batch of 5", "your model"):
@@ -249,7 +241,7 @@ def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, 
     for p in params:
         for k, v in given.items():
             if np.shares_memory(p.data, v):
-                raise _fail(check, case, f"the model's parameters to be copies of {k}",
+                raise mismatch(check, case, f"the model's parameters to be copies of {k}",
                             f"a parameter that shares memory with {k}",
                             "load the values with load_state_dict (which copies) or copy them "
                             "(W.copy()); otherwise training the model would change the arrays "
@@ -300,25 +292,25 @@ def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
         expected = _logits(net, x)
         got, instead = _received(_entry(result, "logits", check))
         if not _close(got, expected, atol=1e-12):
-            raise _fail(check, f"{case}: logits of 5 inputs", _fmt(expected),
+            raise mismatch(check, f"{case}: logits of 5 inputs", _fmt(expected),
                         _fmt(got) if got is not None else instead,
                         _network_cause(net, x, got))
         n_params, reached = _entry(result, "parameters", check), _entry(result, "reached", check)
         if not isinstance(n_params, int) or isinstance(n_params, bool):
             _malformed(check, "the number of parameters, an int", n_params)
         if n_params != 4:
-            raise _fail(check, case, "4 parameters (two weights, two biases)", f"{n_params}",
+            raise mismatch(check, case, "4 parameters (two weights, two biases)", f"{n_params}",
                         "use nn.Linear layers with bias=True; they hold the weights as "
                         "Parameters")
         if isinstance(reached, str):
-            raise _fail(check, case, "loss.backward() to run through your model", reached,
+            raise mismatch(check, case, "loss.backward() to run through your model", reached,
                         "the forward pass must go through the layers' Parameters")
         if not isinstance(reached, list) or len(reached) != n_params or \
                 not all(isinstance(r, bool) for r in reached):
             _malformed(check, f"{n_params} booleans (each parameter reached by backward)",
                        reached)
         if not all(reached):
-            raise _fail(check, case, "a gradient on every parameter after backward",
+            raise mismatch(check, case, "a gradient on every parameter after backward",
                         "a parameter without gradient", "the forward pass must go through the "
                         "layers' Parameters")
     which = ("the lesson's network and three random ones" if cases[0]["name"] == _LESSONS_NETWORK
@@ -444,7 +436,7 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
         keys = keys if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else None
         if keys != sorted(_WEIGHTS):
             got = keys if keys is not None else result.get("type", "malformed data")
-            raise _fail(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'", got,
+            raise mismatch(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'", got,
                         "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
         gradients = _entry(result, "gradients", check)
         engine = _engine_gradients(net)
@@ -453,7 +445,7 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
             want = np.asarray(engine[name])
             value, instead = _received(_entry(gradients, name, check))
             if value is None:
-                raise _fail(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
+                raise mismatch(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
                             instead, "return NumPy arrays")
             if _close(value, want, rtol=1e-9, atol=1e-12):
                 continue
@@ -466,7 +458,7 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
                 expected = f"shape {want.shape}, like {name}"
             else:
                 got_text, expected = _fmt(value), f"{_fmt(want)} (the engine)"
-            raise _fail(check, f"{case}, dL/d{name}", expected, got_text, cause)
+            raise mismatch(check, f"{case}, dL/d{name}", expected, got_text, cause)
     sizes = [_size(net) for net in cases]
     which = (f"the lesson's 2-2-2 network and for random {_and(sizes[1:])} networks"
              if cases[0]["name"] == _LESSONS_NETWORK else f"random {_and(sizes)} networks")
@@ -625,25 +617,25 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     losses = _entry(outputs, "losses", check)
     if not isinstance(losses, list):
         got = losses.get("type") if isinstance(losses, dict) else "malformed data"
-        raise _fail(check, case, f"a list of {steps} losses", got,
+        raise mismatch(check, case, f"a list of {steps} losses", got,
                     "append each step's loss.item() to a list and return it")
     not_numbers = [v for v in losses if isinstance(v, bool) or not isinstance(v, (int, float))]
     if not_numbers:
         if any(isinstance(v, str) and v == "Tensor" for v in not_numbers):
-            raise _fail(check, case, "the losses as Python floats", "Tensors",
+            raise mismatch(check, case, "the losses as Python floats", "Tensors",
                         "append loss.item(): a kept loss Tensor keeps its whole graph (every "
                         "step's activations) in memory")
         got = not_numbers[0]
-        raise _fail(check, case, "the losses as Python floats",
+        raise mismatch(check, case, "the losses as Python floats",
                     got if isinstance(got, str) else f"malformed data ({show(got, 60)})",
                     "append each step's loss.item(), a Python float")
     if len(losses) != steps:
-        raise _fail(check, case, f"{steps} losses (one per step)", f"{len(losses)}",
+        raise mismatch(check, case, f"{steps} losses (one per step)", f"{len(losses)}",
                     "run exactly `steps` steps and record the loss of each")
     X_after, y_after = _entry(outputs, "X", check), _entry(outputs, "y", check)
     if not (_close(_received(X_after)[0], X, rtol=0.0, atol=0.0)
             and _close(_received(y_after)[0], y, rtol=0.0, atol=0.0)):
-        raise _fail(check, case, "X and y unchanged", "changed", "do not modify the data")
+        raise mismatch(check, case, "X and y unchanged", "changed", "do not modify the data")
     got_params = _entry(outputs, "parameters", check)
     if not isinstance(got_params, dict):
         _malformed(check, "the final parameters, a dict of arrays", got_params)
@@ -660,10 +652,10 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     cause = _train_cause(got_losses, parameters, probes, want_losses)
     if not same_losses:
         k = int(np.argmax(~np.isclose(got_losses, want_losses, rtol=1e-10, atol=1e-12)))
-        raise _fail(check, case + f", the loss of step {k + 1} of {steps}",
+        raise mismatch(check, case + f", the loss of step {k + 1} of {steps}",
                     f"loss {want_losses[k]:.10f} (the hand-built loop)",
                     f"loss {got_losses[k]:.10f}", cause)
-    raise _fail(check, case, "the hand-built loop's final parameters",
+    raise mismatch(check, case, "the hand-built loop's final parameters",
                 "different parameters (the losses agree)", cause)
 
 
