@@ -40,11 +40,13 @@ def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
 
 
 def make_step(case: Case, data: Data, params: list[np.ndarray],
-              fused: bool | None = None) -> Callable[[], object]:
+              fused: bool | None = None, compiled: bool = False) -> Callable[[], object]:
     """One unit of ``case`` (a step, or an epoch for LeNet-5) with minigrad.
 
     ``fused`` goes to ``optim.SGD``: None (its default, what a user gets) fuses the update
     through flat buffers, False updates one parameter at a time (for comparisons).
+    ``compiled`` wraps the training step in ``minigrad.compile`` (the "minigrad compiled"
+    contender): the same step, recorded once and replayed.
     """
     model = _model(case, params)
     opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum, fused=fused)
@@ -56,6 +58,9 @@ def make_step(case: Case, data: Data, params: list[np.ndarray],
         loss.backward()
         opt.step()
         return loss
+
+    if compiled:
+        train_step = mg.compile(train_step)  # type: ignore[assignment]
 
     if case.unit == "epoch":
         def epoch() -> object:

@@ -23,6 +23,7 @@ from .creation import (arange, eye, full, full_like, ones, ones_like, rand, rand
                        zeros_like)
 from . import functional, nn, optim
 from .serialize import load, save
+from .compile import compile  # noqa: A004 - torch.compile's name; the module is compile.py
 
 __version__ = "0.1.0"
 
@@ -30,7 +31,7 @@ __all__ = [
     "Tensor", "tensor", "op", "no_grad", "enable_grad", "is_grad_enabled", "unbroadcast",
     "gradcheck", "matmul", "maximum", "minimum", "where", "concatenate", "stack",
     "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "leaky_relu", "__version__",
-    "functional", "nn", "optim", "save", "load",
+    "functional", "nn", "optim", "save", "load", "compile",
     # PyTorch's operations (issue 12)
     "AxisError", "abs", "argmax", "argmin", "cat", "ceil", "clamp", "clip", "cos", "cumsum",
     "expm1", "flatten", "floor", "gather", "isinf", "isnan", "log1p", "logsumexp",

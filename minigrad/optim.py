@@ -49,6 +49,10 @@ __all__ = ["Optimizer", "SGD", "Adam"]
 
 NewBuffer = Callable[[str], Array]  # name of a state -> a zero array for it
 
+# minigrad.compile (compile.py) sets this while it watches a step run: it is called with each
+# optimizer whose step() runs, so that a compiled step learns which optimizers it drives.
+_step_observer: Callable[["Optimizer"], None] | None = None
+
 
 class Optimizer:
     """Base class: holds the parameters, their per-parameter ``state`` and the hyperparameters.
@@ -61,6 +65,8 @@ class Optimizer:
     """
 
     hyperparameters: tuple[str, ...] = ()
+    _version = 0  # counts changes of the hyperparameters and the state (read by compile)
+    _trace: Any = None  # the recorder of minigrad.compile while it records a step, else None
 
     def __init__(self, params: Iterable[Tensor], fused: bool | None = None,
                  **hyper: Any) -> None:
@@ -93,6 +99,7 @@ class Optimizer:
     def __setattr__(self, key: str, value: Any) -> None:
         if key in self.hyperparameters:
             value = self._check(key, value)
+            object.__setattr__(self, "_version", self._version + 1)
         object.__setattr__(self, key, value)
 
     def _check(self, key: str, value: Any) -> Any:
@@ -121,7 +128,12 @@ class Optimizer:
 
         Every gradient's shape is checked first: if one is wrong, nothing is updated.
         """
+        if _step_observer is not None:
+            _step_observer(self)
         grads = self._gradients()
+        if self._trace is not None:  # compile: replays must also change what is not an array
+            updated = [i for i, g in enumerate(grads) if g is not None]
+            self._trace.before_replay(lambda: self._replay_prologue(updated))
         rest = self._fused_step(grads) if self._groups else self._ungrouped
         for i in rest:
             g = grads[i]
@@ -296,6 +308,40 @@ class Optimizer:
         for key, value in hyper.items():
             object.__setattr__(self, key, value)
         self.state = new_state
+        object.__setattr__(self, "_version", self._version + 1)
+
+    # --- for minigrad.compile ---------------------------------------------------------------------
+
+    def _map_arrays(self, fn: Callable[[Array], Array]) -> None:
+        """Replace every array the optimizer holds by ``fn(array)``: the parameters' ``.data``,
+        ``.grad`` and gradient buffers, the flat buffers and views, and the state.
+
+        :mod:`minigrad.compile` calls it with a function that wraps each array in a recording
+        view (the same memory) before it records a step, and with one that unwraps them after.
+        ``fn`` must map one array to one result every time (a memo), so that the identities the
+        fused path checks (``p.data is view``) still hold.
+        """
+        for group in self._groups:
+            group.data, group.grad, group.scratch = (fn(group.data), fn(group.grad),
+                                                     fn(group.scratch))
+            group.data_views = [fn(v) for v in group.data_views]
+            group.grad_views = [fn(v) for v in group.grad_views]
+            group.buffers = {k: (fn(flat), [fn(v) for v in views])
+                             for k, (flat, views) in group.buffers.items()}
+        for p in self.params:
+            p.data = fn(p.data)
+            if p.grad is not None:
+                p.grad = fn(p.grad)
+            if p._grad_buffer is not None:
+                p._grad_buffer = fn(p._grad_buffer)
+        for state in self.state:
+            for key, value in state.items():
+                if hasattr(value, "shape"):
+                    state[key] = fn(value)
+
+    def _replay_prologue(self, updated: list[int]) -> None:
+        """Do what a step of parameters ``updated`` changes outside the arrays; a replay of a
+        compiled step runs it instead of ``step()``'s Python (nothing here; Adam counts)."""
 
 
 class _FlatGroup:
@@ -550,9 +596,30 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = new_buffer("exp_avg_sq")
         state["step"] += 1
         t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+        root_correction, step_size = self._corrections(t)
+        if self._trace is not None:  # compile records: these two numbers change at every step,
+            # so the replays get them as 0-d arrays (same dtype as p: the same rounding as a
+            # Python float), refilled before each replay from the next step's count
+            count = [t]
+
+            def next_corrections() -> tuple[float, float]:
+                count[0] += 1
+                return self._corrections(count[0])
+
+            root_correction, step_size = self._trace.scalars(
+                p.dtype, (root_correction, step_size), next_corrections)
         m *= beta1
         m += (1 - beta1) * g
         v *= beta2
         v += (1 - beta2) * (g * g)
-        denom = xp.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
-        p -= (lr / (1 - beta1 ** t)) * (m / denom)
+        denom = xp.sqrt(v) / root_correction + eps
+        p -= step_size * (m / denom)
+
+    def _corrections(self, t: int) -> tuple[float, float]:
+        """``sqrt(1 - beta2**t)`` and ``lr / (1 - beta1**t)``: the bias corrections of step t."""
+        beta1, beta2 = self.betas
+        return (1 - beta2 ** t) ** 0.5, self.lr / (1 - beta1 ** t)
+
+    def _replay_prologue(self, updated: list[int]) -> None:
+        for i in updated:  # the step counts that step() would have advanced
+            self.state[i]["step"] += 1
