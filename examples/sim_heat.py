@@ -20,14 +20,16 @@ finite differences.
 """
 from __future__ import annotations
 
-import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
-from minigrad import optim
-from minigrad.backend import to_numpy
-from minigrad.gradcheck import numerical_grad
+import minigrad.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
+from fitting import check_gradient, command_line, fit, loss_figure, save_figure
 
 SIZE, STEPS, ALPHA = 32, 100, 0.2  # alpha <= 0.25 keeps the explicit scheme stable
 WIDTH = 2.0  # the spot's standard deviation, in cells (known)
@@ -60,22 +62,13 @@ class Plate:
 
 
 def misfit(plate: Plate, spot: mg.Tensor, observed: mg.Tensor) -> mg.Tensor:
-    gap = plate.diffuse(plate.hot_spot(spot)) - observed
-    return (gap * gap).mean()
+    """Mean squared difference between the simulated and the observed snapshots."""
+    return F.mse_loss(plate.diffuse(plate.hot_spot(spot)), observed)
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=120, help="gradient-descent steps")
-    parser.add_argument("--lr", type=float, default=0.5, help="Adam's learning rate")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the snapshot's noise")
-    parser.add_argument("--smoke", action="store_true", help="a quick run for CI: 80 iterations")
-    parser.add_argument("--device", default=None, help="'cpu' (default) or 'cuda' (CuPy)")
-    parser.add_argument("--plot", metavar="PNG", help="save the pictures here")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.iterations = 80
+    args = command_line(__doc__, argv, iterations=120, lr=0.5, smoke={"iterations": 80},
+                        plot="save the pictures here", seed="seed of the snapshot's noise")
 
     plate = Plate(args.device)
     initial = plate.hot_spot(mg.tensor(TRUE_SPOT, device=args.device))
@@ -86,21 +79,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"started at {TRUE_SPOT[2]:g}), noise {NOISE}")
 
     spot = mg.tensor(START_SPOT, device=args.device, requires_grad=True)
-    misfit(plate, spot, observed).backward()
-    numeric = to_numpy(numerical_grad(lambda s: misfit(plate, s, observed), [spot.detach()], 0))
-    autodiff, spot.grad = to_numpy(spot.grad), None
-    rel = float(np.max(np.abs(autodiff - numeric) / np.abs(numeric)))
-    print(f"gradient check: autodiff {autodiff}, finite differences {numeric}, largest "
-          f"relative difference {rel:.1e}")
-
-    optimizer = optim.Adam([spot], lr=args.lr)
-    history = []
-    for _ in range(args.iterations):
-        loss = misfit(plate, spot, observed)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        history.append(loss.item())
+    rel = check_gradient(lambda s: misfit(plate, s, observed), spot)
+    history = fit(lambda s: misfit(plate, s, observed), spot, args.lr, args.iterations)
     col, row, height = (float(v) for v in spot.numpy())
     print(f"after {args.iterations} steps of Adam on {plate.second_difference.device}: mean "
           f"squared misfit {misfit(plate, spot, observed).item():.2e}")
@@ -116,12 +96,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 def plot(initial: np.ndarray, observed: np.ndarray, recovered: np.ndarray,
          history: list[float], path: str) -> None:
     """The true start, the snapshot, the recovered start, and the loss per iteration."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), dpi=100)
+    fig, axes = loss_figure(4, figsize=(14, 3.4))
     for ax, image, title in ((axes[0], initial, "true start (hidden)"),
                              (axes[1], observed, f"snapshot after {STEPS} steps"),
                              (axes[2], recovered, "recovered start")):
@@ -130,12 +105,7 @@ def plot(initial: np.ndarray, observed: np.ndarray, recovered: np.ndarray,
         ax.set_xticks([])
         ax.set_yticks([])
         fig.colorbar(shown, ax=ax, fraction=0.046)
-    axes[3].semilogy(history)
-    axes[3].set_xlabel("Adam step")
-    axes[3].set_ylabel("mean squared misfit")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, history, "mean squared misfit", path)
 
 
 if __name__ == "__main__":

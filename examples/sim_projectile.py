@@ -16,15 +16,16 @@ finite differences (:func:`minigrad.gradcheck.numerical_grad`).
 """
 from __future__ import annotations
 
-import argparse
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
-from minigrad import optim
-from minigrad.backend import to_numpy
-from minigrad.gradcheck import numerical_grad
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
+from fitting import check_gradient, command_line, fit, loss_figure, save_figure
 
 GRAVITY = 9.81  # m/s^2
 DRAG = 0.02  # 1/m: the drag acceleration is DRAG * speed^2
@@ -68,18 +69,10 @@ def as_launch(angle_deg: float, speed: float, device: str | None) -> mg.Tensor:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--steps", type=int, default=300, help="Euler steps over the flight")
-    parser.add_argument("--iterations", type=int, default=150, help="gradient-descent steps")
-    parser.add_argument("--lr", type=float, default=0.05, help="Adam's learning rate")
-    parser.add_argument("--smoke", action="store_true",
-                        help="a quick run for CI: 100 Euler steps, 110 iterations")
-    parser.add_argument("--device", default=None, help="'cpu' (default) or 'cuda' (CuPy)")
-    parser.add_argument("--plot", metavar="PNG", help="save the trajectories here")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.steps, args.iterations = 100, 110
+    args = command_line(__doc__, argv, iterations=150, lr=0.05,
+                        smoke={"steps": 100, "iterations": 110},
+                        plot="save the trajectories here",
+                        steps=(300, "Euler steps over the flight"))
 
     target, _ = simulate(as_launch(TRUE_ANGLE, TRUE_SPEED, args.device), args.steps)
     x_t, y_t = (float(v) for v in target.numpy())
@@ -88,23 +81,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     launch = as_launch(START_ANGLE, START_SPEED, args.device).requires_grad_()
     # The gradient through the whole simulation, checked once against finite differences.
-    miss(launch, target, args.steps).backward()
-    numeric = to_numpy(numerical_grad(lambda p: miss(p, target, args.steps),
-                                      [launch.detach()], 0))
-    autodiff, launch.grad = to_numpy(launch.grad), None
-    rel = float(np.max(np.abs(autodiff - numeric) / np.abs(numeric)))
-    print(f"gradient check: autodiff {autodiff}, finite differences {numeric}, largest "
-          f"relative difference {rel:.1e}")
-
-    optimizer = optim.Adam([launch], lr=args.lr)
-    history = []
+    rel = check_gradient(lambda p: miss(p, target, args.steps), launch)
     start_path = simulate(launch, args.steps, keep_path=True)[1]
-    for _ in range(args.iterations):
-        loss = miss(launch, target, args.steps)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        history.append(loss.item())
+    history = fit(lambda p: miss(p, target, args.steps), launch, args.lr, args.iterations)
     angle, speed = (float(v) for v in launch.numpy())
     angle, speed = math.degrees(angle), speed * SPEED_SCALE
     final_miss = math.sqrt(miss(launch, target, args.steps).item())
@@ -121,12 +100,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 def plot(before: list, after: list, target: tuple[float, float], history: list[float],
          path: str) -> None:
     """The first and the fitted trajectories, the target, and the loss per iteration."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax_loss) = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    fig, (ax, _) = loss_figure(2, figsize=(10, 4))
     for points, label, style in ((before, f"start: {START_ANGLE:g} deg, {START_SPEED:g} m/s",
                                   "--"), (after, "fitted", "-")):
         xy = np.array(points)
@@ -136,12 +110,7 @@ def plot(before: list, after: list, target: tuple[float, float], history: list[f
     ax.set_ylabel("y (m)")
     ax.set_title("projectile with air drag, aimed by gradient descent")
     ax.legend()
-    ax_loss.semilogy(history)
-    ax_loss.set_xlabel("Adam step")
-    ax_loss.set_ylabel("miss distance squared (m$^2$)")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, history, "miss distance squared (m$^2$)", path)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,16 @@ differences.
 """
 from __future__ import annotations
 
-import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
-from minigrad import optim
-from minigrad.backend import to_numpy
-from minigrad.gradcheck import numerical_grad
+import minigrad.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
+from fitting import check_gradient, command_line, fit, loss_figure, save_figure
 
 DT, STEPS = 0.02, 250  # 5 seconds of observations
 TRUE_K, TRUE_C = 4.0, 0.5
@@ -47,22 +49,12 @@ def simulate(params: mg.Tensor, steps: int = STEPS) -> mg.Tensor:
 
 def misfit(params: mg.Tensor, observed: mg.Tensor) -> mg.Tensor:
     """Mean squared difference between the simulated and the observed positions."""
-    gap = simulate(params) - observed
-    return (gap * gap).mean()
+    return F.mse_loss(simulate(params), observed)
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=200, help="gradient-descent steps")
-    parser.add_argument("--lr", type=float, default=0.05, help="Adam's learning rate")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the measurement noise")
-    parser.add_argument("--smoke", action="store_true", help="a quick run for CI: 120 iterations")
-    parser.add_argument("--device", default=None, help="'cpu' (default) or 'cuda' (CuPy)")
-    parser.add_argument("--plot", metavar="PNG", help="save the fit here")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.iterations = 120
+    args = command_line(__doc__, argv, iterations=200, lr=0.05, smoke={"iterations": 120},
+                        plot="save the fit here", seed="seed of the measurement noise")
 
     clean = simulate(mg.tensor([TRUE_K, TRUE_C], device=args.device))
     noise = np.random.default_rng(args.seed).normal(0.0, NOISE, STEPS)
@@ -71,21 +63,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"c = {TRUE_C:g}")
 
     params = mg.tensor([START_K, START_C], device=args.device, requires_grad=True)
-    misfit(params, observed).backward()
-    numeric = to_numpy(numerical_grad(lambda p: misfit(p, observed), [params.detach()], 0))
-    autodiff, params.grad = to_numpy(params.grad), None
-    rel = float(np.max(np.abs(autodiff - numeric) / np.abs(numeric)))
-    print(f"gradient check: autodiff {autodiff}, finite differences {numeric}, largest "
-          f"relative difference {rel:.1e}")
-
-    optimizer = optim.Adam([params], lr=args.lr)
-    history = []
-    for _ in range(args.iterations):
-        loss = misfit(params, observed)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        history.append(loss.item())
+    rel = check_gradient(lambda p: misfit(p, observed), params)
+    history = fit(lambda p: misfit(p, observed), params, args.lr, args.iterations)
     k, c = (float(v) for v in params.numpy())
     print(f"after {args.iterations} steps of Adam: mean squared misfit "
           f"{misfit(params, observed).item():.5f} (the noise alone gives {NOISE ** 2:.5f})")
@@ -99,13 +78,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 def plot(observed: np.ndarray, clean: np.ndarray, fitted: np.ndarray, history: list[float],
          path: str) -> None:
     """Observations, the true and the fitted motion, and the loss per iteration."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     t = DT * np.arange(1, STEPS + 1)
-    fig, (ax, ax_loss) = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    fig, (ax, _) = loss_figure(2, figsize=(10, 4))
     ax.plot(t, observed, ".", markersize=3, color="0.6", label="noisy observations")
     ax.plot(t, clean, "-", label=f"true: k={TRUE_K:g}, c={TRUE_C:g}")
     ax.plot(t, fitted, "--", label="fitted")
@@ -113,12 +87,7 @@ def plot(observed: np.ndarray, clean: np.ndarray, fitted: np.ndarray, history: l
     ax.set_ylabel("position")
     ax.set_title("mass-spring-damper: parameters from data")
     ax.legend()
-    ax_loss.semilogy(history)
-    ax_loss.set_xlabel("Adam step")
-    ax_loss.set_ylabel("mean squared misfit")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, history, "mean squared misfit", path)
 
 
 if __name__ == "__main__":
