@@ -8,13 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import fails
+from split_helpers import JUNK, is_plain, places, replaced, reshaped, zeros
 
 import minigrad
 import minigrad.functional as F
 from minigrad import Tensor, op
 from minigrad.course import exercise_cells, read_notebook
-from minigrad.course.checks import CheckFailed
+from minigrad.course.checks import CheckFailed, Split
 from minigrad.course.checks import lesson2 as L2
+from minigrad.course.grading.protocol import dumps, loads
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "02_matmul_reductions_broadcasting.ipynb"
@@ -225,30 +227,10 @@ def test_checks_use_reference_versions_of_the_other_functions():
 
 # --- the split: probe in the grader, run in the sandbox, judge in the grader -------------------
 
-from minigrad.course.checks import Split  # noqa: E402
-from minigrad.course.grading.protocol import dumps, loads  # noqa: E402
 
 CHECKS = {"2.1": L2.matmul, "2.2": L2.sum, "2.3": L2.reshape, "2.4": L2.transpose,
           "2.5": L2.unbroadcast, "2.6": L2.cross_entropy}
 SEEDS = [0, 1, 7, 12345]
-
-
-def assert_plain(x, where: str = "outputs") -> None:
-    """``x`` is plain data: None, bools, numbers, strings, NumPy arrays of numbers, and lists
-    and string-keyed dicts of those (what may cross the sandbox's edge)."""
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return
-    if isinstance(x, np.ndarray):
-        assert x.dtype.kind in "biuf", f"{where}: an array of dtype {x.dtype}"
-    elif isinstance(x, (list, tuple)):
-        for i, v in enumerate(x):
-            assert_plain(v, f"{where}[{i}]")
-    elif isinstance(x, dict):
-        for k, v in x.items():
-            assert isinstance(k, str), f"{where}: the key {k!r} is not a string"
-            assert_plain(v, f"{where}[{k!r}]")
-    else:
-        raise AssertionError(f"{where}: {type(x).__qualname__} is not plain data")
 
 
 def graded(exercise: str, student_fn, seed: int) -> tuple[Split, object, object]:
@@ -257,7 +239,7 @@ def graded(exercise: str, student_fn, seed: int) -> tuple[Split, object, object]
     split = CHECKS[exercise].split
     probes = split.probe(np.random.default_rng(seed))
     outputs = split.run(loads(dumps(probes)), student_fn)
-    assert_plain(outputs)
+    assert is_plain(outputs)
     return split, probes, loads(dumps(outputs))
 
 
@@ -273,7 +255,7 @@ def test_every_check_is_split():
 def test_the_reference_passes_the_judge_on_fresh_probes(sol, exercise, seed):
     check = CHECKS[exercise]
     split, probes, outputs = graded(exercise, sol[check.__name__], seed)
-    assert_plain(probes, "probes")
+    assert is_plain(probes)
     assert dumps(probes) != dumps(split.probe(None))             # not the notebook's cases
     assert dumps(probes) != dumps(split.probe(np.random.default_rng(seed + 1)))
     assert split.judge(probes, outputs).startswith(check.__name__)
@@ -337,27 +319,6 @@ def test_the_first_mistake_is_reported_even_when_the_run_stops_later():
         split.judge(probes, outputs)
 
 
-def _zeros(x):
-    if isinstance(x, np.ndarray):
-        return np.zeros_like(x)
-    if isinstance(x, list):
-        return [_zeros(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _zeros(v) for k, v in x.items()}
-    return x
-
-
-def _reshaped(x):
-    """Every array of ``x`` with an extra axis: the right values in the wrong shape."""
-    if isinstance(x, np.ndarray):
-        return x[None]
-    if isinstance(x, list):
-        return [_reshaped(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _reshaped(v) for k, v in x.items()}
-    return x
-
-
 FORGED = {
     "nothing": lambda good: None,
     "empty": lambda good: {},
@@ -368,8 +329,8 @@ FORGED = {
     "empty cases": lambda good: {"cases": [{}] * len(good["cases"])},
     "too few cases": lambda good: {"cases": good["cases"][:-1]},
     "too many cases": lambda good: {"cases": good["cases"] * 2},
-    "zeros": _zeros,
-    "wrong shapes": _reshaped,
+    "zeros": zeros,
+    "wrong shapes": reshaped,
     "strings for values": lambda good: {"cases": [{k: "1.0" for k in c} for c in good["cases"]]},
     "an error that is not a message": lambda good: {"cases": [{"error": 3}]},
     "gradients missing": lambda good: {"cases": [{k: v for k, v in c.items() if k != "grads"}
@@ -403,3 +364,19 @@ def test_cross_entropy_judge_agrees_with_the_numbers_derived_by_hand():
     assert large[0] == pytest.approx((0.0 + 2e4 + (2e4 + np.log(2.0))) / 3, rel=1e-12)
     np.testing.assert_allclose(large[1], np.array([[0, 0, 0], [-1, 1, 0], [0.5, 0.5, -1]]) / 3,
                                atol=1e-15)
+
+
+@pytest.mark.parametrize("exercise", list(CHECKS))
+def test_any_one_value_replaced_by_junk_is_refused(sol, exercise):
+    """Each value the run sent back, replaced by junk in turn (the finite differences too):
+    the judge refuses it with a CheckFailed, never another exception."""
+    split, probes, real = graded(exercise, sol[CHECKS[exercise].__name__], seed=12)
+    tried = 0
+    for path, value in list(places(real)):
+        for bad in JUNK:
+            if type(bad) is type(value) and dumps(bad) == dumps(value):
+                continue
+            tried += 1
+            with pytest.raises(CheckFailed):
+                split.judge(probes, replaced(real, path, bad))
+    assert tried > 100
