@@ -64,24 +64,25 @@ def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
 
 
 def train_side_by_side(model: nn.Module, net: codegen.NativeProgram, loss: str,
-                       momentum: float, weight_decay: float, dtype: str, steps: int = 50,
+                       momentum: float, weight_decay: float, dtype: str,
+                       data: tuple[np.ndarray, np.ndarray] | None = None, steps: int = 50,
                        batch_size: int = 32) -> dict[str, float]:
-    """Train the engine and the C program on one moons minibatch stream; the worst errors."""
-    X, y = moons(200, noise=0.1, seed=0, dtype=dtype)
+    """Train the engine and the C program on one minibatch stream; the worst errors.
+
+    ``data`` defaults to 200 moons (in batches of 32: six full batches and one of 8 per epoch).
+    """
+    X, y = moons(200, noise=0.1, seed=0, dtype=dtype) if data is None else data
     n_out = net.program.n_out
     optimizer = optim.SGD(model.parameters(), lr=0.1, momentum=momentum,
                           weight_decay=weight_decay)
+    loss_fn = nn.CrossEntropyLoss() if loss == "cross_entropy" else nn.MSELoss()
     rng = np.random.default_rng(1)
     worst = {"loss": 0.0, "param": 0.0, "grad": 0.0}
     step = 0
-    while step < steps:  # 200 rows in batches of 32: six full batches and one of 8 per epoch
+    while step < steps:
         for Xb, yb in batches(X, y, batch_size=batch_size, seed=rng):
-            if loss == "cross_entropy":
-                target = yb
-                engine_loss = nn.CrossEntropyLoss()(model(mg.tensor(Xb)), yb)
-            else:
-                target = np.eye(n_out, dtype=dtype)[yb]
-                engine_loss = nn.MSELoss()(model(mg.tensor(Xb)), target)
+            target = yb if loss == "cross_entropy" else np.eye(n_out, dtype=dtype)[yb]
+            engine_loss = loss_fn(model(mg.tensor(Xb)), target)
             optimizer.zero_grad()
             engine_loss.backward()
             optimizer.step()
@@ -173,34 +174,6 @@ def conv_net(dtype: str = "float64", seed: int = 0) -> nn.Sequential:
         nn.Flatten(), nn.Linear(18, 10, rng=rng, dtype=dtype))
 
 
-def train_digits_side_by_side(model: nn.Module, net: codegen.NativeProgram, loss: str,
-                              momentum: float, dtype: str, X: np.ndarray, y: np.ndarray,
-                              steps: int = 20) -> dict[str, float]:
-    optimizer = optim.SGD(model.parameters(), lr=0.1, momentum=momentum)
-    rng = np.random.default_rng(1)
-    worst = {"loss": 0.0, "param": 0.0, "grad": 0.0}
-    step = 0
-    while step < steps:
-        for Xb, yb in batches(X, y, batch_size=16, seed=rng):
-            target = yb if loss == "cross_entropy" else np.eye(10, dtype=dtype)[yb]
-            loss_fn = nn.CrossEntropyLoss() if loss == "cross_entropy" else nn.MSELoss()
-            engine_loss = loss_fn(model(mg.tensor(Xb)), target)
-            optimizer.zero_grad()
-            engine_loss.backward()
-            optimizer.step()
-            c_loss = net.train_step(Xb, target)
-            worst["loss"] = max(worst["loss"], abs(c_loss - engine_loss.item())
-                                / abs(engine_loss.item()))
-            c_params, c_grads = net.state_dict(), net.grads()
-            for name, p in model.named_parameters():
-                worst["param"] = max(worst["param"], relative_error(c_params[name], p.data))
-                worst["grad"] = max(worst["grad"], relative_error(c_grads[name], p.grad))
-            step += 1
-            if step == steps:
-                break
-    return worst
-
-
 @needs_cc
 @pytest.mark.parametrize("dtype,loss,momentum", [("float64", "cross_entropy", 0.9),
                                                  ("float64", "mse", 0.0),
@@ -217,7 +190,8 @@ def test_conv_net_matches_engine(tmp_path, dtype, loss, momentum):
     net.init()
     expected = model(mg.tensor(X[:20])).numpy()
     assert relative_error(net.forward(X[:20]), expected) <= TOLERANCE[dtype]
-    worst = train_digits_side_by_side(model, net, loss, momentum, dtype, X, y)
+    worst = train_side_by_side(model, net, loss, momentum, 0.0, dtype, (X, y), steps=20,
+                              batch_size=16)
     assert worst["loss"] <= TOLERANCE[dtype], worst
     assert worst["grad"] <= 10 * TOLERANCE[dtype], worst
     assert worst["param"] <= TOLERANCE[dtype], worst
