@@ -20,3 +20,17 @@ def solution_namespace(name: str) -> dict:
     for cell in [setup, *exercise_cells(nb).values()]:
         exec(compile(cell.source, f"<{name}>", "exec"), ns)
     return ns
+
+
+def solution_with_mistake(name: str, exercise: str, right: str, wrong: str) -> dict:
+    """:func:`solution_namespace`, then exercise ``exercise``'s cell run again with the text
+    ``right`` (which must stand in it exactly once) replaced by ``wrong``.
+
+    A student's mistake written as a one-line change of the solution, so the test follows the
+    solution when it changes, and no test holds a copy of it.
+    """
+    ns = solution_namespace(name)
+    source = exercise_cells(read_notebook(ROOT / "solutions" / f"{name}.ipynb"))[exercise].source
+    assert source.count(right) == 1, f"{name} {exercise}: {right!r} is not in the solution once"
+    exec(compile(source.replace(right, wrong), f"<{name} {exercise}, mistaken>", "exec"), ns)
+    return ns

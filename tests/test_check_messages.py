@@ -9,9 +9,9 @@ import re
 
 import numpy as np
 import pytest
-from solutions_helper import solution_namespace
+from solutions_helper import solution_namespace, solution_with_mistake
 
-from minigrad import Tensor, op, optim
+from minigrad import Tensor, optim
 from minigrad import functional as F
 from minigrad.course.checks import CheckFailed, lesson1, lesson2, lesson3, lesson4
 
@@ -39,60 +39,31 @@ def test_backward_without_the_seed_is_told_to_seed_the_output_with_ones():
     assert "seed" in message
 
 
-def _cross_entropy(mistake: str):
-    def cross_entropy(logits, targets):
-        z = logits.data
-        n = z.shape[0]
-        shifted = z - z.max(axis=1, keepdims=True)
-        log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        onehot = np.zeros_like(z)
-        onehot[np.arange(n), targets] = 1.0
-        loss = -(log_p * onehot).sum() / (1 if mistake == "summed" else n)
-        if mistake == "no onehot":
-            return op(loss, (logits,), lambda g, lp, oh: g * np.exp(lp) / n,
-                      saved=(log_p, onehot), name="cross_entropy")
-        return op(loss, (logits,), lambda g, lp, oh: g * (np.exp(lp) - oh) / n,
-                  saved=(log_p, onehot), name="cross_entropy")
-    return cross_entropy
+def _cross_entropy(right: str, wrong: str):
+    """The solution's cross_entropy (exercise 2.6) with ``right`` replaced by ``wrong``."""
+    return solution_with_mistake("02_matmul_reductions_broadcasting", "2.6", right,
+                                 wrong)["cross_entropy"]
 
 
 def test_cross_entropy_gradient_without_the_onehot_is_told_so_not_to_divide_by_n():
-    message = message_of(lesson2.cross_entropy, _cross_entropy("no onehot"))
+    message = message_of(lesson2.cross_entropy,
+                         _cross_entropy("g * (np.exp(log_p) - onehot) / n", "g * np.exp(log_p) / n"))
     assert "one-hot targets are not subtracted" in message
     assert "do not forget to divide" not in message
 
 
 def test_cross_entropy_summed_instead_of_averaged_is_told_so():
-    message = message_of(lesson2.cross_entropy, _cross_entropy("summed"))
+    message = message_of(lesson2.cross_entropy,  # the loss summed, its gradient still / n
+                         _cross_entropy("loss = -(log_p * onehot).sum() / n",
+                                        "loss = -(log_p * onehot).sum()"))
     assert re.search(r"summed over the \d+ rows instead of averaged", message)
 
 
 def test_parameters_with_value_in_list_is_told_to_compare_with_is():
-    Parameter, Module = L3["Parameter"], L3["Module"]
-
-    class InModule(Module):
-        def parameters(self):
-            found = []
-
-            def collect(value):
-                if isinstance(value, Parameter):
-                    if value not in found:          # == on tensors: elementwise
-                        found.append(value)
-                elif isinstance(value, Module):
-                    for p in value.parameters():
-                        collect(p)
-                elif isinstance(value, (list, tuple)):
-                    for item in value:
-                        collect(item)
-                elif isinstance(value, dict):
-                    for item in value.values():
-                        collect(item)
-
-            for value in vars(self).values():
-                collect(value)
-            return found
-
-    message = message_of(lesson3.parameters, InModule, Parameter)
+    mistaken = solution_with_mistake("03_parameters_modules_optimizer", "3.2",
+                                     "if not any(value is p for p in found):",
+                                     "if value not in found:  # == on tensors: elementwise")
+    message = message_of(lesson3.parameters, mistaken["Module"], mistaken["Parameter"])
     assert "`value in found`" in message and "any(value is p for p in found)" in message
 
 
