@@ -34,7 +34,7 @@ import traceback
 import types
 from typing import Any, Callable
 
-__all__ = ["main"]
+__all__ = ["main", "drop_privileges"]
 
 
 class _Counter(io.TextIOBase):
@@ -71,14 +71,52 @@ def _limits(job: dict[str, Any]) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def _drop(uid: int | None) -> None:
-    if uid is None or os.getuid() != 0:
-        return
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-    if os.getuid() == 0 or os.geteuid() == 0:
-        raise SystemExit("could not drop root")
+def drop_privileges(uid: int | None) -> None:
+    """Become ``uid`` (when root) and give up every capability, for good.
+
+    As root the sandbox keeps only what it needs to change user ids (and, for the zygote,
+    to make namespaces: :mod:`.zygote`); without root it runs in a user namespace of its own,
+    where the zygote holds capabilities too. Before any student code runs, all of them go:
+    the user id changes (as root), the ambient and bounding sets are cleared where allowed,
+    the permitted, effective and inheritable sets are emptied, and no later ``execve`` may
+    gain any (``no_new_privs``). Exits when anything is left.
+    """
+    if uid is not None and os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        if os.getuid() == 0 or os.geteuid() == 0:
+            raise SystemExit("could not drop root")
+    if not sys.platform.startswith("linux"):
+        return   # (--no-sandbox elsewhere: no capabilities to give up)
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs, pr_capbset_drop, pr_cap_ambient, clear_all = 38, 24, 47, 4
+
+    def prctl(*args: int) -> None:
+        libc.prctl(*(ctypes.c_ulong(a) for a in (*args, 0, 0, 0)[:5]))
+
+    prctl(pr_set_no_new_privs, 1)
+    prctl(pr_cap_ambient, clear_all)
+    for capability in range(64):   # needs CAP_SETPCAP, which only a zygote's children have
+        prctl(pr_capbset_drop, capability)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header, data = Header(0x20080522, 0), (Data * 2)()   # _LINUX_CAPABILITY_VERSION_3
+    libc.capset(ctypes.byref(header), data)
+    with open("/proc/self/status", encoding="ascii") as status:
+        held = [line.split() for line in status if line.startswith(("CapEff", "CapPrm",
+                                                                      "CapAmb", "NoNewPrivs"))]
+    if any(int(value, 16) != 0 for name, value in held if name != "NoNewPrivs:") or \
+            ["NoNewPrivs:", "1"] not in held:
+        raise SystemExit(f"could not give up every capability: {held}")
 
 
 def _where(exc: BaseException | None) -> str:
@@ -289,7 +327,7 @@ def main() -> None:
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     _limits(job)
-    _drop(job.get("uid"))
+    drop_privileges(job.get("uid"))
     os.chdir(job.get("cwd", "/tmp"))
     out = _Counter(int(job.get("max_chars", 4000)))
     sys.stdout = sys.stderr = out

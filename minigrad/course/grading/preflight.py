@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Mapping
 
 from .lessons import ReleasedLesson
-from .runner import GradingOptions, grade_submission
+from .runner import _ZYGOTES, GradingOptions, grade_submission
 from .submissions import Submission
 
 __all__ = ["Preflight", "preflight", "default_solutions_dir", "cache_file"]
@@ -117,17 +117,18 @@ def preflight(lessons: Mapping[int, ReleasedLesson], solutions: str | os.PathLik
         except (OSError, ValueError, AttributeError):
             pass
     problems = []
-    for number, path in sorted(found.items()):
-        lesson = graded[number]
-        result = grade_submission(Submission(path, "reference solution"), {number: lesson},
-                                  options)
-        if result.score < lesson.max_points:
-            failed = [f"{e.exercise} ({e.status}): {e.message.strip().splitlines()[0][:300]}"
-                      if e.message.strip() else f"{e.exercise} ({e.status})"
-                      for e in result.exercises if not e.passed]
-            issues = [f"{i.kind}: {i.text.splitlines()[0][:300]}" for i in result.issues]
-            problems.append(f"{lesson.key}: {result.score:g}/{lesson.max_points:g}; "
-                            + "; ".join(failed + issues))
+    with _ZYGOTES.kept():   # the solutions run one after another in one warm zygote
+        for number, path in sorted(found.items()):
+            lesson = graded[number]
+            result = grade_submission(Submission(path, "reference solution"), {number: lesson},
+                                      options)
+            if result.score < lesson.max_points:
+                failed = [f"{e.exercise} ({e.status}): {e.message.strip().splitlines()[0][:300]}"
+                          if e.message.strip() else f"{e.exercise} ({e.status})"
+                          for e in result.exercises if not e.passed]
+                issues = [f"{i.kind}: {i.text.splitlines()[0][:300]}" for i in result.issues]
+                problems.append(f"{lesson.key}: {result.score:g}/{lesson.max_points:g}; "
+                                + "; ".join(failed + issues))
     if problems:
         return Preflight("failed", "preflight failed: the reference solutions do not get full "
                          "marks in the sandbox, so students would lose points for the setup, "

@@ -27,6 +27,7 @@ that rebinds a name (``from minigrad import matmul``, say) cannot change an earl
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -54,6 +55,7 @@ from .lessons import CHECKS_ALIAS, ReleasedLesson, load_lessons, normalize
 from .results import (CheckOutcome, ExerciseGrade, Gradebook, Issue, LessonSummary,
                       NotebookGrade)
 from .protocol import MAX_BYTES, ProtocolError, dumps, loads
+from .zygote import Run, Zygote, ZygoteError
 from .submissions import (Assembly, Step, Submission, UnreadableNotebook, assemble,
                           find_submissions, identify, read_notebook, sha256)
 
@@ -151,13 +153,20 @@ _LIVE = _Live()
 _UIDS = sandbox.UidPool()
 
 
-def _kill(process: subprocess.Popen[bytes], grace: float = 0.0) -> None:
-    """End a sandbox: its whole process group (bwrap takes the PID namespace down with it)."""
+def _kill(process: "subprocess.Popen[bytes] | Run", grace: float = 0.0) -> None:
+    """End a sandbox: its whole process group (bwrap takes the PID namespace down with it).
+
+    A notebook run in a zygote that has ended by itself leaves its zygote for the next one;
+    one that has not is ended with its zygote."""
     if grace:
         try:
             process.wait(timeout=grace)   # a driver that is done exits by itself
         except subprocess.TimeoutExpired:
             pass
+    if isinstance(process, Run):
+        if process.poll() is None:
+            process.kill()
+        return
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -183,6 +192,92 @@ def _end_uid(uid: int | None) -> list[int]:
         except (ProcessLookupError, PermissionError):
             pass
     return found
+
+
+def _workdir(uid: int | None) -> tuple[Path, Path]:
+    """A new private folder for a sandbox's /tmp (in a parent only the grader can enter),
+    with Matplotlib's font list, owned by ``uid``."""
+    parent = Path(tempfile.mkdtemp(prefix="minigrad-grade-"))   # 0700: the grader's alone
+    workdir = parent / "tmp"
+    workdir.mkdir()
+    _seed_matplotlib(workdir / ".matplotlib")
+    if uid is not None:
+        for path in (workdir, *workdir.rglob("*")):
+            os.chown(path, uid, uid)
+    return parent, workdir
+
+
+class _Zygotes:
+    """Warm zygotes (:mod:`.zygote`), one per job, kept between the notebooks of a batch.
+
+    Inside :meth:`kept` (what :func:`grade` and the preflight use) a zygote that finished a
+    notebook cleanly waits for the next one of its job; elsewhere each notebook gets a zygote
+    of its own. Where a zygote cannot make sandboxes of its own (a kernel or container that
+    forbids it), the grader remembers why and starts one sandbox per notebook instead.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[Zygote] = []
+        self._depth = 0
+        self.unavailable: str | None = None
+
+    @contextlib.contextmanager
+    def kept(self) -> Any:
+        """Keep zygotes between notebooks until the block ends; then end them."""
+        with self._lock:
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                idle, self._idle = (self._idle, []) if self._depth == 0 else ([], self._idle)
+            for zygote in idle:
+                zygote.close()
+
+    def take(self, options: GradingOptions, python_path: list[str], threads: int
+             ) -> Zygote | None:
+        """A live zygote for these settings (a kept one, or a new one); None when zygotes
+        cannot work here."""
+        key = (tuple(python_path), threads, int(options.memory))
+        with self._lock:
+            for zygote in list(self._idle):
+                self._idle.remove(zygote)
+                if zygote.key == key and zygote.alive():
+                    return zygote
+                zygote.close()
+            if self.unavailable is not None:
+                return None
+        uid = _UIDS.take()
+        parent, workdir = _workdir(None)   # the zygote's own /tmp; each notebook gets a new one
+
+        def closed() -> None:
+            _end_uid(uid)
+            _UIDS.give_back(uid)
+            shutil.rmtree(parent, ignore_errors=True)
+
+        spec = sandbox.SandboxSpec(workdir=workdir, python_path=python_path, threads=threads)
+        argv, env = sandbox.command(spec, zygote={"uid": uid, "tmp_bytes": int(options.memory)})
+        try:
+            zygote = Zygote(argv, env, str(workdir), options.startup_timeout, closed, key)
+        except ZygoteError as exc:
+            with self._lock:
+                self.unavailable = str(exc)
+            return None
+        zygote.uid = uid  # type: ignore[attr-defined]
+        return zygote
+
+    def give_back(self, zygote: Zygote) -> None:
+        """Keep ``zygote`` for the next notebook of its job (inside :meth:`kept`), or end it."""
+        with self._lock:
+            if self._depth > 0 and zygote.alive():
+                self._idle.append(zygote)
+                return
+        zygote.close()
+
+
+_ZYGOTES = _Zygotes()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,32 +430,34 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             splits[i] = split
             probes[i] = entry["probes"] = split.probe(rng)
         job_steps.append(entry)
-    uid = _UIDS.take() if options.sandbox else None
-    parent = Path(tempfile.mkdtemp(prefix="minigrad-grade-"))   # 0700: the grader's alone
-    workdir = parent / "tmp"
-    workdir.mkdir()
-    _seed_matplotlib(workdir / ".matplotlib")
-    if uid is not None:
-        for path in (workdir, *workdir.rglob("*")):
-            os.chown(path, uid, uid)
-    spec = sandbox.SandboxSpec(workdir=workdir, python_path=[str(p) for p in options.python_path]
-                               + _package_home(lesson.checks_package),
-                               threads=options.kernel_threads or 1)
-    argv, env = sandbox.command(spec, sandboxed=options.sandbox)
+    sandbox.compile_package()   # once per grader: the sandbox cannot write byte code
+    python_path = [str(p) for p in options.python_path] + _package_home(lesson.checks_package)
+    threads = options.kernel_threads or 1
+    zygote = _ZYGOTES.take(options, python_path, threads) if options.sandbox else None
+    uid = zygote.uid if zygote is not None else (_UIDS.take() if options.sandbox else None)
+    parent = None
+    if zygote is None:
+        parent, workdir = _workdir(uid)
+        spec = sandbox.SandboxSpec(workdir=workdir, python_path=python_path, threads=threads)
+        argv, env = sandbox.command(spec, sandboxed=options.sandbox)
     job = {"steps": job_steps, "cell_timeout": options.cell_timeout, "uid": uid,
            "package": lesson.checks_package, "alias": CHECKS_ALIAS,
            "max_chars": options.message_chars, "limits": _limits(options),
            "cwd": "/tmp" if options.sandbox else str(workdir)}
-    process = None
+    process: Any = None
     lines: "queue.Queue[bytes | None]" = queue.Queue(maxsize=16)
     try:
         try:
-            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.DEVNULL, env=env, cwd=str(workdir),
-                                       start_new_session=True)
-        except OSError as exc:
+            if zygote is not None:
+                process = zygote.run()
+            else:
+                process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL, env=env, cwd=str(workdir),
+                                           start_new_session=True)
+        except (OSError, ZygoteError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             execution.issues.append(Issue("grader", f"the grader could not start the sandbox: "
-                                          f"{type(exc).__name__}: {exc.strerror or exc}"))
+                                          f"{type(exc).__name__}: {why}"))
             return execution
         _LIVE.add(process)
         threading.Thread(target=_reader, args=(process.stdout, lines), daemon=True).start()
@@ -377,12 +474,18 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
                   else 0.0)
             _LIVE.discard(process)
             _drain(lines)
+            with contextlib.suppress(OSError):
+                process.stdout.close()
         left = _end_uid(uid)   # none, unless something escaped the PID namespace
         if left:
             execution.issues.append(Issue("kernel died", f"{len(left)} process(es) of the "
                                           "notebook were still running and were killed"))
-        _UIDS.give_back(uid)
-        shutil.rmtree(parent, ignore_errors=True)
+        if zygote is not None:
+            _ZYGOTES.give_back(zygote)
+        else:
+            _UIDS.give_back(uid)
+        if parent is not None:
+            shutil.rmtree(parent, ignore_errors=True)
     for i, split in splits.items():
         record = execution.checks.get(i)
         if record is not None:
@@ -844,8 +947,9 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     start = time.monotonic()
     graded: list[NotebookGrade] = []
     _LIVE.cancelled.clear()
-    with tqdm(total=len(submissions), desc="grading", unit="notebook", disable=None if
-              progress is None else not progress, leave=False) as bar:
+    with _ZYGOTES.kept(), tqdm(total=len(submissions), desc="grading", unit="notebook",
+                               disable=None if progress is None else not progress,
+                               leave=False) as bar:
         def done(result: NotebookGrade) -> None:
             graded.append(result)
             bar.set_postfix_str(f"{result.student}: {result.score:g}/{result.max_score:g}",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import json
 import os
 import shutil
 import site
@@ -35,9 +36,10 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-__all__ = ["available", "SandboxSpec", "command", "environment", "UidPool", "FIRST_UID"]
+__all__ = ["available", "SandboxSpec", "command", "environment", "UidPool", "FIRST_UID",
+           "compile_package"]
 
 #: The first of the user ids the jobs run as when the grader is root (one per job).
 FIRST_UID = 61000
@@ -61,6 +63,7 @@ class SandboxSpec:
     workdir: Path
     python_path: Sequence[str] = ()
     threads: int = 1
+
 
 
 def _bwrap() -> str | None:
@@ -113,6 +116,29 @@ def _read_only_paths(extra: Sequence[str]) -> list[str]:
     return kept
 
 
+@functools.lru_cache(maxsize=None)
+def compile_package() -> bool:
+    """Compile this ``minigrad``'s byte code into its ``__pycache__`` folders, once per grader.
+
+    The sandbox sees the package read-only and may write nothing into it, so where no byte
+    code is there (an editable checkout run with ``PYTHONDONTWRITEBYTECODE``, say) every
+    notebook compiled the engine again, and every check cell its checks module (the checks are
+    imported afresh for each check: about 80 ms each). The grader compiles them here, in its
+    own process, as ``pip install`` does for an installed package. Python checks each file's
+    recorded source time and size before using its byte code, so a stale entry is compiled
+    afresh, never trusted; what is up to date is left alone. Returns False when the package
+    folder is not writable (the notebooks then compile as before).
+    """
+    import compileall
+    package = _package_dir()
+    if not os.access(package, os.W_OK):
+        return False
+    try:
+        return bool(compileall.compile_dir(str(package), quiet=2, legacy=False))
+    except OSError:
+        return False
+
+
 def environment(spec: SandboxSpec) -> dict[str, str]:
     """The whole environment of the sandbox: a fixed allow-list, nothing of the grader's.
 
@@ -131,11 +157,16 @@ def environment(spec: SandboxSpec) -> dict[str, str]:
     return env
 
 
-def command(spec: SandboxSpec, sandboxed: bool = True) -> tuple[list[str], dict[str, str]]:
+def command(spec: SandboxSpec, sandboxed: bool = True, zygote: dict[str, Any] | None = None
+            ) -> tuple[list[str], dict[str, str]]:
     """The command line that runs the driver for one job, and the environment to start it with.
 
     With ``sandboxed=False`` the driver runs as a plain child process (``--no-sandbox``): same
     environment allow-list and limits, no namespaces and no file-system view of its own.
+    With ``zygote`` (its settings: ``uid``, ``tmp_bytes``) the sandbox runs
+    :mod:`.zygote` instead, which forks a sandbox of its own for each notebook: it keeps the
+    capability to make namespaces (each notebook's driver gives it up before student code
+    runs).
     """
     driver = [sys.executable, "-B", "-s", "-m", "minigrad.course.grading.driver"]
     env = environment(spec)
@@ -152,10 +183,12 @@ def command(spec: SandboxSpec, sandboxed: bool = True) -> tuple[list[str], dict[
             "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
             "--clearenv"]
     if os.getuid() == 0:
-        # the driver needs to change its user id, and nothing more
+        # the driver needs to change its user id, and nothing more (a zygote: namespaces too)
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        argv += ["--cap-add", "CAP_SYS_ADMIN"] if zygote is not None else []
     else:
         argv += ["--unshare-user"]
+        argv += ["--cap-add", "CAP_SYS_ADMIN"] if zygote is not None else []
     for top in _SYSTEM:
         if os.path.islink(top):
             argv += ["--symlink", os.readlink(top), top]
@@ -178,6 +211,9 @@ def command(spec: SandboxSpec, sandboxed: bool = True) -> tuple[list[str], dict[
     argv += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
     for name, value in env.items():
         argv += ["--setenv", name, value]
+    if zygote is not None:
+        settings = {**zygote, "under_tmp": [p for p in paths if p.startswith("/tmp/")]}
+        driver = [*driver[:-1], "minigrad.course.grading.zygote", json.dumps(settings)]
     return argv + ["--", *driver], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
 
