@@ -70,3 +70,14 @@ def replaced(x: Any, path: tuple, value: Any) -> Any:
 
 #: Junk for :func:`replaced`: one value of each kind that a run could wrongly send.
 JUNK = [None, "x", 1.5, -1, True, [], {}, {"type": "Tensor"}, np.zeros(7), np.ones((2, 2))]
+
+
+def junk_forgeries(outputs: Any) -> Iterator[tuple[tuple, Any]]:
+    """``outputs`` with one value replaced by one of :data:`JUNK`, every way that changes it:
+    (path of the replaced value, the forged outputs)."""
+    from minigrad.course.grading.protocol import dumps
+
+    for path, value in list(places(outputs)):
+        for bad in JUNK:
+            if not (type(bad) is type(value) and dumps(bad) == dumps(value)):
+                yield path, replaced(outputs, path, bad)

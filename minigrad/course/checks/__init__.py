@@ -40,6 +40,7 @@ __all__ = [
     "CheckFailed", "require_student", "passed", "fail", "show", "assert_close",
     "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
     "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split", "mismatch",
+    "sent", "received",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -292,6 +293,37 @@ def assert_close(got: Any, expected: Any, case: str, what: str, cause: str | Non
         where = f" at index {bad}" if bad else ""
         fail(case, f"{what} is wrong{where}: expected {exp_arr[bad]:.6g}, got {got_arr[bad]:.6g}"
                    f"\n  expected: {show(exp_arr)}\n  got:      {show(got_arr)}", cause)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values that cross the sandbox's edge (a split check's run sends, its judge receives)
+
+
+def sent(x: Any) -> Any:
+    """What a ``run`` sends back for a value the student's code returned, as plain data: None,
+    a float64 array, or ``{"not an array": description}`` when it is neither."""
+    if x is None:
+        return None
+    try:
+        return np.array(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return {"not an array": f"{type(x).__module__}.{type(x).__qualname__}: {show(x)}"}
+
+
+def received(got: Any, case: str, what: str, cause: str | None = None) -> np.ndarray:
+    """A value a ``run`` sent (see :func:`sent`) as a float64 array, for a ``judge``; a
+    :class:`CheckFailed` naming what came instead (None, not an array, malformed data)."""
+    if got is None:
+        fail(case, f"{what} is None", cause)
+    if isinstance(got, dict) and isinstance(got.get("not an array"), str):
+        fail(case, f"{what} should be a number or an array; got {got['not an array']}", cause)
+    try:
+        array = np.asarray(got)
+    except (TypeError, ValueError):
+        array = np.asarray(None)
+    if array.dtype.kind not in "biuf":   # strings, None inside, lists of uneven lengths
+        fail(case, f"{what} should be a number or an array; got {show(got)}", cause)
+    return array.astype(np.float64)
 
 
 # ---------------------------------------------------------------------------------------------

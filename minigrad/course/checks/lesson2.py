@@ -23,8 +23,8 @@ import numpy as np
 
 from minigrad.broadcast import unbroadcast as _ref_unbroadcast
 from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, fail,
-                                    numerical_vjp, require_student, show, student_code,
-                                    with_globals)
+                                    numerical_vjp, received, require_student, sent, show,
+                                    student_code, with_globals)
 from minigrad.tensor import Tensor, op
 
 __all__ = ["EXERCISES", "matmul", "sum", "reshape", "transpose", "unbroadcast",
@@ -206,32 +206,6 @@ def _split(check: str, probe: Callable[[np.random.Generator | None], dict[str, A
     return Split(probe=probe, run=run, judge=_robust(check, judge), self_reported=self_reported)
 
 
-def _plain(x: Any) -> Any:
-    """A value the student's code returned, as plain data: None, a float array, or a
-    description of what it is."""
-    if x is None:
-        return None
-    try:
-        return np.array(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        return {"not an array": f"{type(x).__module__}.{type(x).__qualname__}: {show(x)}"}
-
-
-def _array(got: Any, case: str, what: str, cause: str | None = None) -> np.ndarray:
-    """A value that came back, as a float array; a failure naming what it is otherwise."""
-    if got is None:
-        fail(case, f"{what} is None", cause)
-    if isinstance(got, dict) and isinstance(got.get("not an array"), str):
-        fail(case, f"{what} should be a number or an array; got {got['not an array']}", cause)
-    try:
-        array = np.asarray(got)
-    except (TypeError, ValueError):
-        array = np.asarray(None)
-    if array.dtype.kind not in "biuf":   # strings, None inside, lists of uneven lengths
-        fail(case, f"{what} should be a number or an array; got {show(got)}", cause)
-    return array.astype(np.float64)
-
-
 def _floats(x: Any) -> np.ndarray:
     """A probe's array (a list after the trip into the sandbox) as float64."""
     return np.asarray(x, dtype=np.float64)
@@ -292,7 +266,7 @@ def _vjp(out: Tensor, g: np.ndarray, case: str, name: str, cause: str | None = N
         raise
     if not isinstance(grads, tuple):
         grads = (grads,)
-    return [_plain(grad) for grad in grads]
+    return [sent(grad) for grad in grads]
 
 
 def _fd(fn: Callable, case: str, name: str, out: Tensor, arrays: Sequence[np.ndarray],
@@ -310,7 +284,7 @@ def _fd(fn: Callable, case: str, name: str, out: Tensor, arrays: Sequence[np.nda
 
 
 def _forward(got: Any, want: np.ndarray, case: str, cause: str) -> None:
-    got = _array(got, case, "the result", cause)
+    got = received(got, case, "the result", cause)
     if got.shape != np.shape(want):
         fail(case, f"the result has shape {got.shape}; expected {np.shape(want)}", cause)
     assert_close(got, want, case, "the forward value", cause)
@@ -333,7 +307,7 @@ def _finite_differences(result: dict[str, Any], inputs: Sequence[np.ndarray],
     fd = _field(result, "fd", case)
     if not isinstance(fd, list) or len(fd) != len(inputs):
         fail(case, f"expected the finite differences for {len(inputs)} input(s); got {show(fd)}")
-    arrays = [_array(f, case, "a finite difference") for f in fd]
+    arrays = [received(f, case, "a finite difference") for f in fd]
     for a, x in zip(arrays, inputs):
         if a.shape != x.shape:
             fail(case, f"a finite difference has shape {a.shape}; expected {x.shape}")
@@ -344,7 +318,7 @@ def _compare_grad(got: Any, want: np.ndarray, fd: Any, case: str, what: str,
                   shape_cause: str, value_cause: str) -> None:
     if got is None:
         fail(case, f"{what} is None", "return an array for every parent")
-    got = _array(got, case, what, value_cause)
+    got = received(got, case, what, value_cause)
     if got.shape != want.shape:
         fail(case, f"{what} has shape {got.shape} but the input has shape {want.shape}",
              shape_cause)
@@ -388,7 +362,7 @@ def _matmul_run(probes: dict[str, Any], matmul: Callable) -> dict[str, Any]:
         A, B, g = _floats(probe["A"]), _floats(probe["B"]), _floats(probe["g"])
         case = _matmul_case(k, len(cases), A, B)
         out = _node(fn, "matmul", case, (_leaf(A), _leaf(B)))
-        result["forward"] = _plain(out.data)
+        result["forward"] = sent(out.data)
         result["grads"] = _vjp(out, g, case, "matmul", "the shapes must fit: dA = dC @ B.T is "
                                f"{g.shape} @ {B.T.shape}, dB = A.T @ dC is {A.T.shape} @ "
                                f"{g.shape}")
@@ -467,7 +441,7 @@ def _sum_run(probes: dict[str, Any], sum: Callable) -> dict[str, Any]:
         axis, keepdims, g = _axis(probe["axis"]), bool(probe["keepdims"]), _floats(probe["g"])
         case = _sum_case(k, len(cases), axis, keepdims, X)
         out = _node(fn, "sum", case, (_leaf(X),), axis, keepdims)
-        result["forward"] = _plain(out.data)
+        result["forward"] = sent(out.data)
         result["grads"] = _vjp(out, g, case, "sum", "g has the shape of the sum; put the summed "
                                "axes back as size 1 (np.expand_dims(g, axis), unless keepdims) "
                                "before np.broadcast_to(g, x.shape)")
@@ -573,7 +547,7 @@ def _moves_run(name: str) -> Callable[..., dict[str, Any]]:
             case = _moves_case(name, k, len(cases), X, arg)
             args = () if arg is None and name == "transpose" else (arg,)
             out = _node(fn, name, case, (_leaf(X),), *args)
-            result["forward"] = _plain(out.data)
+            result["forward"] = sent(out.data)
             result["grads"] = _vjp(out, g, case, name, cause)
         return _run_cases(cases, one)
     run.__name__ = run.__qualname__ = f"_{name}_run"
@@ -693,7 +667,7 @@ def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable) -> dict[str,
         if not np.array_equal(g, probe["g"]):
             fail(case, "unbroadcast changed the gradient it was given, in place",
                  "compute a new array (grad.sum(...)); never write into grad")
-        result["got"] = _plain(got)
+        result["got"] = sent(got)
     return _run_cases(_unbroadcast_cases(probes), one)
 
 
@@ -705,7 +679,7 @@ def _unbroadcast_judge(probes: dict[str, Any], outputs: Any) -> str:
         who, shape, g, case = probe["who"], probe["shape"], probe["g"], probe["name"]
         got = _field(result, "got", case)
         if got is not None:
-            got = _array(got, case, f"the gradient for {who}")
+            got = received(got, case, f"the gradient for {who}")
         got_shape = None if got is None else got.shape
         if got_shape != shape:
             extra = g.ndim - len(shape)
@@ -803,7 +777,7 @@ def _ce_run(probes: dict[str, Any], cross_entropy: Callable) -> dict[str, Any]:
                 if isinstance(e.__cause__, FloatingPointError):
                     fail(case, f"NumPy reported {e.__cause__} in the forward pass", _OVERFLOW)
                 raise
-        result["loss"] = _plain(out.data)
+        result["loss"] = sent(out.data)
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             try:
                 result["grads"] = _vjp(out, np.array(1.0), case, "cross_entropy")
@@ -835,7 +809,7 @@ def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
         case = _ce_case(k, len(cases), probe)
         want_loss, want_grad = _ce_expected(Z, T)
         n_rows = Z.shape[0]
-        loss = _array(_field(result, "loss", case), case, "the loss")
+        loss = received(_field(result, "loss", case), case, "the loss")
         if loss.shape != ():
             fail(case, f"the loss has shape {loss.shape}; expected a single value, shape ()",
                  "average over the rows: the loss is one number for the whole batch")
@@ -849,7 +823,7 @@ def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
         assert_close(loss, want_loss, case, "the loss", loss_cause)
         (gz,) = _gradients(result, 1, case)
         what = "the gradient for the logits"
-        gz = _array(gz, case, what, "return an array for every parent")
+        gz = received(gz, case, what, "return an array for every parent")
         if gz.shape == Z.shape and not np.all(np.isfinite(gz)):
             fail(case, f"the gradient holds inf or nan: {show(gz)}", _OVERFLOW)
         fd = _finite_differences(result, (Z,), case)[0] if np.abs(Z).max() < 100 else None
@@ -868,7 +842,7 @@ def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
                       "the gradient has the logits' shape (N, C): (softmax(z) - onehot) / N",
                       grad_cause)
         (half,) = _gradients(result, 1, case, key="grads_half")
-        assert_close(_array(half, case, what), 0.5 * want_grad, case,
+        assert_close(received(half, case, what), 0.5 * want_grad, case,
                      "the gradient for an output gradient of 0.5",
                      "multiply by the output gradient g: g * (softmax - onehot) / N")
     _judge_cases("cross_entropy", cases, outputs, one)
