@@ -1,7 +1,7 @@
 """The lesson 3 checks pass the reference solutions and catch broken ones with a useful message.
 
-The reference classes are the notebook's own solutions, loaded from it. Each broken variant is a mistake a
-student makes; the test asserts the check fails with ``CheckFailed`` and that the message
+The reference classes are the notebook's own solutions, loaded from it. Each broken variant is a
+mistake a student makes; the test asserts the check fails with ``CheckFailed`` and that the message
 points at the cause.
 """
 from __future__ import annotations

@@ -84,8 +84,12 @@ def _fmt(a: Any) -> str:
 
 
 def _numbers_text(a: Any) -> str:
-    """``[-2, -0.5, 0, 0.5, 3]``: the numbers of a small array, flat, as a case's label."""
-    return "[" + ", ".join(f"{v:g}" for v in np.ravel(np.asarray(a, dtype=float))) + "]"
+    """``[[0.1, -0.2], [0.4, 0.5]]``: a small array's numbers as short as they go, for a
+    case's label."""
+    a = np.asarray(a, dtype=float)
+    if a.ndim == 0:
+        return f"{a:g}"
+    return "[" + ", ".join(_numbers_text(row) for row in a) + "]"
 
 
 def _grad(t: Any) -> np.ndarray | None:
@@ -172,23 +176,24 @@ def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
     return list(value)
 
 
-def _numbers(outputs: Any, check: str, *path: str | int,
-             none: bool = False) -> np.ndarray | None:
-    """``outputs[path...]`` as an array of numbers (its dtype kept); None only if ``none``."""
+def _numbers(outputs: Any, check: str, *path: str | int) -> np.ndarray:
+    """``outputs[path...]`` as an array of numbers (its dtype kept)."""
     value = _at(outputs, check, *path)
-    if value is None and none:
-        return None
-    array = None
     if isinstance(value, (np.ndarray, np.generic, list, int, float)) and \
             not isinstance(value, bool):
         try:
             array = np.asarray(value)
-        except (TypeError, ValueError):
-            array = None
-    if array is None or array.dtype.kind not in "iuf":
-        _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path),
-                   "an array of numbers" + (" or None" if none else ""), value)
-    return array
+        except (TypeError, ValueError):   # a ragged list
+            array = np.asarray(None)
+        if array.dtype.kind in "iuf":
+            return array
+    _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path), "an array of numbers",
+               value)
+
+
+def _numbers_or_none(outputs: Any, check: str, *path: str | int) -> np.ndarray | None:
+    """``outputs[path...]`` as an array of numbers, or None (a gradient that never came)."""
+    return None if _at(outputs, check, *path) is None else _numbers(outputs, check, *path)
 
 
 def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
@@ -213,8 +218,8 @@ def _parameter_probe(rng: np.random.Generator | None) -> dict[str, Any]:
         array = rng.normal(size=(int(rng.integers(1, 5)), int(rng.integers(2, 5)))).round(3)
         values = [round(float(v), 3) for v in rng.normal(size=int(rng.integers(1, 6)))]
         number = round(float(rng.normal()), 3)
-        float32 = rng.normal(size=(int(rng.integers(1, 4)), int(rng.integers(1, 4))))
-        float32 = float32.astype(np.float32)
+        float32 = rng.normal(size=(int(rng.integers(1, 4)),
+                                   int(rng.integers(1, 4)))).astype(np.float32)
     rows, cols = array.shape
     return {"cases": [{"case": f"a {rows}x{cols} array", "data": array},
                       {"case": "a list of floats", "data": values},
@@ -265,7 +270,7 @@ def _parameter_judge(probes: dict[str, Any], outputs: Any) -> str:
             raise _fail(check, item["case"], f"dtype {expected.dtype} kept", f"dtype {got.dtype}",
                         "do not convert the data; Tensor keeps the dtype it is given")
     return ("check 3.1: Parameter(data) is a leaf Tensor with requires_grad=True that keeps "
-            "its values, shape and dtype (array, list, number and float32 inputs).")
+            "its values, shape and dtype (array, list and number inputs).")
 
 
 @exercise("3.1", split=Split(_parameter_probe, _parameter_run, _parameter_judge,
@@ -373,7 +378,7 @@ def _parameters_probe(rng: np.random.Generator | None) -> dict[str, Any]:
                       for case, cause, tree in cases]}
 
 
-def _tree_parameters(node: dict[str, Any], path: str = "") -> list[tuple[str, tuple]]:
+def _tree_parameters(node: dict[str, Any], path: str = "") -> list[tuple[str, tuple[int, ...]]]:
     """The expected answer: (path, shape) of every Parameter in a tree, each once."""
     (kind, value), = node.items()
     if kind == "param":
@@ -408,7 +413,7 @@ def _build_tree(node: dict[str, Any], path: str, Module: type, Parameter: type,
         obj = {key: _build_tree(child, _join(path, key), Module, Parameter, built, rng)
                for key, child in value.items()}
     else:
-        class Node(Module):  # type: ignore[misc, valid-type]
+        class Node(Module):  # type: ignore[misc]
             def __init__(self) -> None:   # the attributes are set below, in the tree's order
                 pass
 
@@ -447,13 +452,13 @@ def _parameters_call(module: Any, check: str, case: str) -> list[Any] | None:
         try:
             got = module.parameters()
         except RecursionError as e:
-            raise _fail(check, case, "the list of parameters", "RecursionError",
+            raise _fail(check, case, "every Parameter, each once", "RecursionError",
                         "parameters() calls itself on the same module again; recurse into "
                         "the attribute's module (value.parameters()), not self") from e
         except ValueError as e:
             if "broadcast" not in str(e) and "truth value" not in str(e):
                 raise
-            raise _fail(check, case, "the list of parameters",
+            raise _fail(check, case, "every Parameter, each once",
                         f"ValueError: {str(e).strip()}",
                         "`value in found` (and ==) compare tensors element by element, "
                         "which fails for tensors of different shapes. To skip a parameter "
@@ -684,7 +689,7 @@ def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[s
     return sent
 
 
-def _linear_shapes(check: str, n_in: int, n_out: int, shapes: dict[str, tuple]) -> None:
+def _linear_shapes(check: str, n_in: int, n_out: int, shapes: dict[str, tuple[int, ...]]) -> None:
     """Fail unless a Linear(n_in, n_out) has a weight (out, in) and a bias (out,)."""
     for name, shape in (("weight", (n_out, n_in)), ("bias", (n_out,))):
         if shapes[name] != shape:
@@ -743,8 +748,8 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
         cause = "compute x @ self.weight.T + self.bias"
         if np.allclose(y, x @ W.T, atol=1e-12):
             cause = "the bias is not added"
-        raise _fail(check, f"forward with W = {_fmt(W)}, b = {_fmt(b)}", _fmt(expected),
-                    _fmt(y), cause)
+        raise _fail(check, f"forward with W = {_numbers_text(W)}, b = {_numbers_text(b)}",
+                    _fmt(expected), _fmt(y), cause)
     one = _numbers(outputs, check, "one")
     if one.shape != expected[:1].shape or not np.allclose(one, expected[:1], atol=1e-12):
         raise _fail(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(one),
@@ -758,7 +763,8 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
                       "its gradient never arrives",
               "input x": "the input must flow through Tensor operations (x @ ...), not x.data, or "
                          "the layers below this one get no gradient"}
-    grads = {name: _numbers(outputs, check, "grads", name, none=True) for name in hand}
+    grads = {name: _numbers_or_none(outputs, check, "grads", name) for name in hand}
+    checked: dict[str, np.ndarray] = {}
     for name, g in grads.items():
         if g is None:
             raise _fail(check, f"gradient of {name} after backward", _fmt(hand[name]),
@@ -766,11 +772,13 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
         if g.shape != hand[name].shape or not np.allclose(g, hand[name], atol=1e-10):
             raise _fail(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
                         f"{_fmt(hand[name])} (by hand)", _fmt(g), causes[name])
+        checked[name] = g
     for name in ("weight", "bias"):
         numeric = _numbers(outputs, check, "numeric", name)
-        if numeric.shape != hand[name].shape or not np.allclose(grads[name], numeric, atol=1e-6):
+        if numeric.shape != hand[name].shape or not np.allclose(checked[name], numeric,
+                                                                atol=1e-6):
             raise _fail(check, f"gradient of {name} against finite differences",
-                        _fmt(numeric), _fmt(grads[name]), causes[name])
+                        _fmt(numeric), _fmt(checked[name]), causes[name])
     return ("check 3.3: weight (out, in) and bias (out,) are Parameters drawn from "
             "U(-1/sqrt(in), 1/sqrt(in)) with the given rng; the forward x @ W.T + b matches "
             f"NumPy for batches of {len(x)} and 1; the gradients of weight, bias and input match "
@@ -881,7 +889,8 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
             (out * Tensor(upstream)).sum().backward()
 
     x = np.array(probes["relu x"], dtype=float)
-    y = run(lambda: ReLU()(Tensor(x.copy())), f"ReLU forward of {_numbers_text(x)}", "ReLU")
+    y = run(lambda: ReLU()(Tensor(x.copy())), f"ReLU forward of {_numbers_text(np.ravel(x))}",
+            "ReLU")
     if not isinstance(y, Tensor):
         raise _fail(check, "ReLU forward", "a Tensor", type(y).__name__,
                     "return a Tensor operation (x.relu()), not a NumPy array")
@@ -928,13 +937,13 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
     x = np.asarray(probes["relu x"], dtype=float)
     y, want = _numbers(outputs, check, "relu"), np.maximum(x, 0)
     if y.shape != want.shape or not np.array_equal(y, want):
-        raise _fail(check, f"ReLU forward of {_numbers_text(x)}", _fmt(want), _fmt(y),
+        raise _fail(check, f"ReLU forward of {_numbers_text(np.ravel(x))}", _fmt(want), _fmt(y),
                     "ReLU keeps positive values and sets the others to 0")
     xs, upstream = (np.asarray(probes[k], dtype=float) for k in ("grad x", "upstream"))
-    grad, want = _numbers(outputs, check, "relu grad", none=True), upstream * (xs > 0)
+    grad, want = _numbers_or_none(outputs, check, "relu grad"), upstream * (xs > 0)
     if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
-        raise _fail(check, f"ReLU gradient at {_numbers_text(xs)} with upstream "
-                           f"{_numbers_text(upstream)}", _fmt(want),
+        raise _fail(check, f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
+                           f"{_numbers_text(np.ravel(upstream))}", _numbers_text(want),
                     "None" if grad is None else _fmt(grad),
                     "use the engine's relu on the Tensor, so that its backward rule is recorded")
     tensors = _at(outputs, check, "relu tensors")
@@ -957,10 +966,10 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
                         "each to the previous layer's output: for layer in self.layers: "
                         "x = layer(x)")
     through = np.asarray(probes["through x"], dtype=float)
-    grad, want = _numbers(outputs, check, "through grad", none=True), 2.0 * (through > 0)
+    grad, want = _numbers_or_none(outputs, check, "through grad"), 2.0 * (through > 0)
     if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
         raise _fail(check, f"gradient through Sequential(ReLU(), double) at "
-                           f"{_numbers_text(through)}", _fmt(want),
+                           f"{_numbers_text(np.ravel(through))}", _numbers_text(want),
                     "None" if grad is None else _fmt(grad),
                     "Sequential must pass the Tensors along unchanged (no .data), so that the "
                     "graph connects the layers")
@@ -1122,14 +1131,14 @@ def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
         raise _fail(check, f"two steps with lr={lr}, parameters given as a generator",
                     f"w = {_fmt(w0 - 2 * lr * gw)}", f"w = {_fmt(twice)}", cause)
     for name in ("w", "b"):
-        grad = _numbers(outputs, check, "zero_grad", name, none=True)
+        grad = _numbers_or_none(outputs, check, "zero_grad", name)
         if grad is not None and np.any(grad != 0):
             raise _fail(check, "zero_grad()", f"{name}.grad None (or zeros)", _fmt(grad),
                         "set p.grad = None for every parameter")
     return (f"check 3.5: step() gives p - lr * grad for lr = {probes['lrs'][0]} and "
-            f"{probes['lrs'][1]}, updates the same Parameter objects in place, skips parameters "
-            "without a gradient, records nothing into a graph, works twice on parameters given "
-            "as a generator; zero_grad() clears the gradients.")
+            f"{probes['lrs'][1]} (hand numbers), updates the same Parameter objects in place, "
+            "skips parameters without a gradient, records nothing into a graph, works twice on "
+            "parameters given as a generator; zero_grad() clears the gradients.")
 
 
 @exercise("3.5", split=Split(_sgd_probe, _sgd_run, _sgd_judge,
