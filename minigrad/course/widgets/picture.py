@@ -191,6 +191,28 @@ def _grid(gid: str, title: str, shape: tuple[int, ...], real: tuple[int, ...],
                        "lit": []} for i in _cells(shape)]}
 
 
+def _numbers(values: Any, shown: tuple[int, ...]) -> dict[Index, str]:
+    """The shown cells of an array, each as the picture writes a number."""
+    return {i: format_number(values[i]) for i in _cells(shown)}
+
+
+def _link_product(out: tuple[dict, str, Any], left: tuple[dict, str, Any],
+                  right: tuple[dict, str, Any], real_inner: int) -> None:
+    """Link each cell of ``out = left @ right`` to the row of ``left`` and the column of
+    ``right`` it multiplies, with the sum of products written out. Each argument is
+    ``(grid, name, shown values)``; ``real_inner`` is the inner size before cutting."""
+    (grid, name, total), (left_grid, left_name, a), (right_grid, right_name, b) = out, left, right
+    inner = a.shape[1]
+    for i, j in _cells(tuple(grid["shape"])):
+        terms = [f"{_paren(format_number(a[i, q]))}×{_paren(format_number(b[q, j]))}"
+                 for q in range(inner)]
+        _link(grid, (i, j), f"{name}[{i}, {j}] = row {i} of {left_name} · column {j} of "
+                            f"{right_name} = " + _sum_text(terms, format_number(total[i, j]),
+                                                           real_inner),
+              [(left_grid, (i, q)) for q in range(inner)]
+              + [(right_grid, (q, j)) for q in range(inner)])
+
+
 def _link(grid: dict, index: Index, info: str, lit: list[tuple[dict, Index]]) -> None:
     cell = grid["cells"][_flat(index, tuple(grid["shape"]))]
     cell["info"] = info
@@ -270,14 +292,14 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
 
     # --- forward view -------------------------------------------------------------------------
     own = {o: _grid(o.upper(), f"{o.upper()} {real_in[o]}", shown_in[o], real_in[o],
-                    {i: fmt(vals[o][i]) for i in _cells(shown_in[o])}, o, "as stored")
+                    _numbers(vals[o], shown_in[o]), o, "as stored")
            for o in "ab"}
     stretched = {o: _grid(f"{o.upper()}→", f"{o.upper()} broadcast to {real}", shown, real,
                           {r: fmt(vals[o][p.source(o)[r]]) for r in _cells(shown)}, o,
                           _copied_words(big, o), {r for r in _cells(shown) if p.is_copy(o, r)})
                  for o in "ab"}
     result = _grid("C", f"C = A {sym} B {real}", shown, real,
-                   {r: fmt(out_sh[r]) for r in _cells(shown)}, "out", "the result")
+                   _numbers(out_sh, shown), "out", "the result")
     for r in _cells(shown):
         ia, ib = p.source_a[r], p.source_b[r]
         info = (f"{_name('C', r)} = {_name('A', ia)} {sym} {_name('B', ib)} = "
@@ -314,18 +336,18 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
 
     # --- backward view ------------------------------------------------------------------------
     up = _grid("g", f"g: the gradient on C {real}", shown, real,
-               {r: fmt(g_sh[r]) for r in _cells(shown)}, "g", UPSTREAM[upstream])
+               _numbers(g_sh, shown), "g", UPSTREAM[upstream])
     refs = {o: _grid(o.upper(), f"{o.upper()} {real_in[o]}", shown_in[o], real_in[o],
-                     {i: fmt(vals[o][i]) for i in _cells(shown_in[o])}, o, "values, for the rule")
+                     _numbers(vals[o], shown_in[o]), o, "values, for the rule")
             for o in "ab"}
     sent_grids, grad_grids = {}, {}
     for o in "ab":
         rule = _RULES[op][0 if o == "a" else 1]
         sent_grids[o] = _grid(f"to {o.upper()}", f"sent back to {o.upper()}", shown, real,
-                              {r: fmt(sent[o][r]) for r in _cells(shown)}, o,
+                              _numbers(sent[o], shown), o,
                               f"each cell: {rule}", {r for r in _cells(shown) if p.is_copy(o, r)})
         grad_grids[o] = _grid(f"{o.upper()}.grad", f"{o.upper()}.grad {real_in[o]}", shown_in[o],
-                              real_in[o], {i: fmt(grads[o][i]) for i in _cells(shown_in[o])}, o,
+                              real_in[o], _numbers(grads[o], shown_in[o]), o,
                               f"{o.upper()}'s shape: the sum over {_axes_words(big, o)}")
     for r in _cells(shown):
         ia, ib = p.source_a[r], p.source_b[r]
@@ -460,22 +482,11 @@ def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, t
     grad_a, grad_b = np.asarray(A.grad)[:sn, :sk], np.asarray(B.grad)[:sk, :sm]
     fmt = format_number
 
-    def dot(pairs: list[tuple[float, float]], total: float, real_count: int) -> str:
-        terms = [f"{_paren(fmt(x))}×{_paren(fmt(y))}" for x, y in pairs]
-        return _sum_text(terms, fmt(total), real_count)
-
     # --- forward --------------------------------------------------------------------------------
-    gA = _grid("A", f"A {shape_a}", shown_a, shape_a,
-               {i: fmt(a_sh[i]) for i in _cells(shown_a)}, "a", "n × k")
-    gB = _grid("B", f"B {shape_b}", shown_b, shape_b,
-               {i: fmt(b_sh[i]) for i in _cells(shown_b)}, "b", "k × m")
-    gC = _grid("C", f"C = A @ B {real}", shown, real,
-               {r: fmt(out_sh[r]) for r in _cells(shown)}, "out", "n × m")
-    for i, j in _cells(shown):
-        pairs = [(a_sh[i, p], b_sh[p, j]) for p in range(sk)]
-        _link(gC, (i, j), f"C[{i}, {j}] = row {i} of A · column {j} of B = "
-                          + dot(pairs, out_sh[i, j], k),
-              [(gA, (i, p)) for p in range(sk)] + [(gB, (p, j)) for p in range(sk)])
+    gA = _grid("A", f"A {shape_a}", shown_a, shape_a, _numbers(a_sh, shown_a), "a", "n × k")
+    gB = _grid("B", f"B {shape_b}", shown_b, shape_b, _numbers(b_sh, shown_b), "b", "k × m")
+    gC = _grid("C", f"C = A @ B {real}", shown, real, _numbers(out_sh, shown), "out", "n × m")
+    _link_product((gC, "C", out_sh), (gA, "A", a_sh), (gB, "B", b_sh), k)
     for i, p in _cells(shown_a):
         _link(gA, (i, p), f"A[{i}, {p}] = {fmt(a_sh[i, p])} is used by all {m} cells of row {i} "
                           f"of C, times row {p} of B",
@@ -495,28 +506,20 @@ def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, t
                "steps": forward_steps}
 
     # --- backward -------------------------------------------------------------------------------
-    dC = _grid("dC", f"dC {real}", shown, real, {r: fmt(g_sh[r]) for r in _cells(shown)}, "g",
+    dC = _grid("dC", f"dC {real}", shown, real, _numbers(g_sh, shown), "g",
                f"gradient on C: {UPSTREAM[upstream]}")
-    dC2 = _grid("dC ", f"dC {real}", shown, real, {r: fmt(g_sh[r]) for r in _cells(shown)}, "g",
+    dC2 = _grid("dC ", f"dC {real}", shown, real, _numbers(g_sh, shown), "g",
                 "the same gradient")
-    BT = _grid("B.T", f"B.T {(m, k)}", (sm, sk), (m, k),
-               {(j, p): fmt(b_sh[p, j]) for j, p in _cells((sm, sk))}, "b", "B transposed")
-    AT = _grid("A.T", f"A.T {(k, n)}", (sk, sn), (k, n),
-               {(p, i): fmt(a_sh[i, p]) for p, i in _cells((sk, sn))}, "a", "A transposed")
+    BT = _grid("B.T", f"B.T {(m, k)}", (sm, sk), (m, k), _numbers(b_sh.T, (sm, sk)), "b",
+               "B transposed")
+    AT = _grid("A.T", f"A.T {(k, n)}", (sk, sn), (k, n), _numbers(a_sh.T, (sk, sn)), "a",
+               "A transposed")
     dA = _grid("A.grad", f"A.grad {shape_a}", shown_a, shape_a,
-               {i: fmt(grad_a[i]) for i in _cells(shown_a)}, "a", "dC @ B.T: A's shape")
+               _numbers(grad_a, shown_a), "a", "dC @ B.T: A's shape")
     dB = _grid("B.grad", f"B.grad {shape_b}", shown_b, shape_b,
-               {i: fmt(grad_b[i]) for i in _cells(shown_b)}, "b", "A.T @ dC: B's shape")
-    for i, p in _cells(shown_a):
-        pairs = [(g_sh[i, j], b_sh[p, j]) for j in range(sm)]
-        _link(dA, (i, p), f"A.grad[{i}, {p}] = row {i} of dC · column {p} of B.T = "
-                          + dot(pairs, grad_a[i, p], m),
-              [(dC, (i, j)) for j in range(sm)] + [(BT, (j, p)) for j in range(sm)])
-    for p, j in _cells(shown_b):
-        pairs = [(a_sh[i, p], g_sh[i, j]) for i in range(sn)]
-        _link(dB, (p, j), f"B.grad[{p}, {j}] = row {p} of A.T · column {j} of dC = "
-                          + dot(pairs, grad_b[p, j], n),
-              [(AT, (p, i)) for i in range(sn)] + [(dC2, (i, j)) for i in range(sn)])
+               _numbers(grad_b, shown_b), "b", "A.T @ dC: B's shape")
+    _link_product((dA, "A.grad", grad_a), (dC, "dC", g_sh), (BT, "B.T", b_sh.T), m)
+    _link_product((dB, "B.grad", grad_b), (AT, "A.T", a_sh.T), (dC2, "dC", g_sh), n)
     for grid, other in ((dC, dC2), (dC2, dC)):
         for i, j in _cells(shown):
             _link(grid, (i, j), f"dC[{i}, {j}] = {fmt(g_sh[i, j])} flows into row {i} of A.grad "
