@@ -292,9 +292,11 @@ class GRUCell(_CellBase):
 class _RNNBase(Module):
     _mode = ""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool,
-                 batch_first: bool, rng: Any, seed: int | None, dtype: Any,
-                 device: str | None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, *, rng: Any = None,
+                 seed: int | None = None, dtype: Any = "float64",
+                 device: str | None = None) -> None:
+        # LSTM's and GRU's signature (they inherit it); RNN's adds nonlinearity.
         super().__init__()
         layer = type(self).__name__
         _check_sizes(layer, input_size=input_size, hidden_size=hidden_size,
@@ -459,8 +461,8 @@ class RNN(_RNNBase):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
         self._mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng, seed,
-                         dtype, device)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng=rng,
+                         seed=seed, dtype=dtype, device=device)
 
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
         act = self.nonlinearity
@@ -491,13 +493,6 @@ class LSTM(_RNNBase):
 
     _mode = "LSTM"
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, *, rng: Any = None,
-                 seed: int | None = None, dtype: Any = "float64",
-                 device: str | None = None) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng, seed,
-                         dtype, device)
-
     def forward(self, x: Any, state: tuple[Any, Any] | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         h_0, c_0 = state if state is not None else (None, None)
@@ -516,13 +511,6 @@ class GRU(_RNNBase):
     """
 
     _mode = "GRU"
-
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, *, rng: Any = None,
-                 seed: int | None = None, dtype: Any = "float64",
-                 device: str | None = None) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng, seed,
-                         dtype, device)
 
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
         output, (h_n,) = self._run(x, [h_0], lambda x_t, s, w: (gru_step(x_t, s[0], *w),))
