@@ -239,8 +239,11 @@ def test_serial_grading_agrees_with_the_parallel_command(graded):
     for notebook in serial.notebooks:
         other = parallel[(notebook.student, notebook.lesson)]
         assert notebook.score == other["score"] and notebook.status == other["status"]
-        assert [(e.exercise, e.status, e.message) for e in notebook.exercises] == \
-            [(e["exercise"], e["status"], e["message"]) for e in other["exercises"]]
+        # a failing check's message shows values of its probes, drawn from each run's own
+        # secret seed: only the messages of passed exercises are the same in both runs
+        assert [(e.exercise, e.status, e.message if e.passed else "") for e in
+                notebook.exercises] == [(e["exercise"], e["status"], e["message"] if
+                                         e["status"] == "passed" else "") for e in other["exercises"]]
         assert notebook.issue_kinds() == list(dict.fromkeys(i["kind"] for i in other["issues"]))
 
 
