@@ -728,15 +728,9 @@ class Tensor:
         is NumPy's default ``var``. Gradient: ``2 * (x - mean) / (N - correction)``.
         """
         axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
-        xp, shape = self._xp, self.shape
-        kept = _kept_shape(shape, axis)
-        axes = _axes(self.ndim, axis)
-        n = math.prod(shape[i] for i in axes)
-        _check_correction(correction)
-        d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
-        ss = xp.sum(d * d, axis=axes, keepdims=keepdims)
-        denom = n - correction if n - correction > 0 else float("nan")  # NaN, as PyTorch
-        y = ss / denom
+        xp, kept, axes = self._xp, _kept_shape(self.shape, axis), _axes(self.ndim, axis)
+        d, denom = _deviations(self, axes, correction)
+        y = xp.sum(d * d, axis=axes, keepdims=keepdims) / denom
         return op(y, (self,), lambda g, d: xp.reshape(g, kept) * (2 * d / denom),
                   saved=(d,), name="var")
 
@@ -748,15 +742,10 @@ class Tensor:
         values equal), as PyTorch.
         """
         axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
-        xp, shape = self._xp, self.shape
-        kept = _kept_shape(shape, axis)
-        axes = _axes(self.ndim, axis)
-        n = math.prod(shape[i] for i in axes)
-        _check_correction(correction)
-        d = self.data - xp.mean(self.data, axis=axes, keepdims=True)
-        denom = n - correction if n - correction > 0 else float("nan")  # NaN, as PyTorch
+        xp, kept, axes = self._xp, _kept_shape(self.shape, axis), _axes(self.ndim, axis)
+        d, denom = _deviations(self, axes, correction)
         sk = xp.sqrt(xp.sum(d * d, axis=axes, keepdims=True) / denom)  # std, axes kept
-        y = sk if keepdims else xp.reshape(sk, _reduced_shape(shape, axes))
+        y = sk if keepdims else xp.reshape(sk, _reduced_shape(self.shape, axes))
         safe = xp.where(sk == 0, 1.0, sk)
         return op(y, (self,), lambda g, d, sk, safe: xp.where(
             sk == 0, 0.0, xp.reshape(g, kept) / safe) * d / denom,
@@ -1622,10 +1611,16 @@ def _pick(a: Any, b: Any, kind: str) -> Tensor:
     return op(y, (a, b), vjp, saved=(a.data, b.data), name=kind)
 
 
-def _check_correction(correction: Any) -> None:
+def _deviations(x: Tensor, axes: tuple[int, ...], correction: Any) -> tuple[Any, float]:
+    """What var and std share: ``x - mean`` over ``axes`` (kept as size 1) and the divisor
+    ``N - correction``, NaN when it is not positive (as PyTorch)."""
     if _scalar(correction) is None:
         raise TypeError(f"var/std: correction must be a number (1: unbiased, 0: NumPy's "
                         f"default); got {correction!r}")
+    xp = x._xp
+    n = math.prod(x.shape[i] for i in axes)
+    d = x.data - xp.mean(x.data, axis=axes, keepdims=True)
+    return d, (n - correction if n - correction > 0 else float("nan"))
 
 
 def _need_matrix(t: Tensor, name: str) -> None:
