@@ -28,8 +28,9 @@ from typing import Any, Callable, Iterator, NoReturn
 import numpy as np
 
 from minigrad import Tensor, no_grad
-from minigrad.course.checks import (CheckFailed, Split, exercise, numerical_gradient,
-                                    require_student, show, student_code, with_globals)
+from minigrad.course.checks import (CheckFailed, Split, exercise, mismatch,
+                                    numerical_gradient, require_student, show, student_code,
+                                    with_globals)
 
 # The module itself (``minigrad.tensor`` the attribute is the function ``tensor``).
 _engine = importlib.import_module("minigrad.tensor")
@@ -53,15 +54,6 @@ _CHECK_35 = "check 3.5 (SGD)"
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _fail(check: str, case: str, expected: Any, got: Any, cause: str) -> CheckFailed:
-    """A CheckFailed whose message names the case, expected vs got, and the usual cause."""
-    return CheckFailed(
-        f"{check}, case '{case}':\n"
-        f"  expected: {expected}\n"
-        f"  got:      {got}\n"
-        f"  usual cause: {cause}")
 
 
 def _refuse_minigrad(obj: Any, what: str, check: str) -> None:
@@ -232,25 +224,25 @@ def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
     check = _CHECK_31
     _refuse_minigrad(Parameter, "Parameter", check)
     if not issubclass(Parameter, Tensor):
-        raise _fail(check, "class", "a subclass of minigrad.Tensor",
-                    f"bases {[b.__name__ for b in Parameter.__mro__[1:]]}",
-                    "write `class Parameter(Tensor):` so a parameter takes part in every "
-                    "Tensor operation and its gradient lands in .grad")
+        raise mismatch(check, "class", "a subclass of minigrad.Tensor",
+                       f"bases {[b.__name__ for b in Parameter.__mro__[1:]]}",
+                       "write `class Parameter(Tensor):` so a parameter takes part in every "
+                       "Tensor operation and its gradient lands in .grad")
     datas = []
     for item in probes["cases"]:
         case = item["case"]
         with student_code(f"{check}, case '{case}'", "Parameter(data)"):
             p = Parameter(copy.deepcopy(item["data"]))
         if not isinstance(p, Tensor) or not hasattr(p, "data"):
-            raise _fail(check, case, "a Tensor", type(p).__name__,
-                        "call super().__init__(...) in Parameter.__init__")
+            raise mismatch(check, case, "a Tensor", type(p).__name__,
+                           "call super().__init__(...) in Parameter.__init__")
         if p.requires_grad is not True:
-            raise _fail(check, case, "requires_grad=True", f"requires_grad={p.requires_grad}",
-                        "a parameter is what training changes, so it always needs a gradient: "
-                        "pass requires_grad=True to Tensor.__init__")
+            raise mismatch(check, case, "requires_grad=True", f"requires_grad={p.requires_grad}",
+                           "a parameter is what training changes, so it always needs a gradient: "
+                           "pass requires_grad=True to Tensor.__init__")
         if not p.is_leaf:
-            raise _fail(check, case, "a leaf (no operation recorded)", "a tensor with history",
-                        "build the Parameter with Tensor.__init__, not from an operation")
+            raise mismatch(check, case, "a leaf (no operation recorded)", "a tensor with history",
+                           "build the Parameter with Tensor.__init__, not from an operation")
         datas.append(np.array(p.data))          # its own dtype, which the judge checks
     return {"datas": datas}
 
@@ -264,11 +256,12 @@ def _parameter_judge(probes: dict[str, Any], outputs: Any) -> str:
         expected = np.asarray(item["data"])
         got = _numbers(outputs, check, "datas", k)
         if got.shape != expected.shape or not np.array_equal(got, expected):
-            raise _fail(check, item["case"], f"values {_fmt(expected)}", _fmt(got),
-                        "keep the data you are given (no copying into another shape)")
+            raise mismatch(check, item["case"], f"values {_fmt(expected)}", _fmt(got),
+                           "keep the data you are given (no copying into another shape)")
         if got.dtype != expected.dtype:
-            raise _fail(check, item["case"], f"dtype {expected.dtype} kept", f"dtype {got.dtype}",
-                        "do not convert the data; Tensor keeps the dtype it is given")
+            raise mismatch(check, item["case"], f"dtype {expected.dtype} kept",
+                           f"dtype {got.dtype}",
+                           "do not convert the data; Tensor keeps the dtype it is given")
     return ("check 3.1: Parameter(data) is a leaf Tensor with requires_grad=True that keeps "
             "its values, shape and dtype (array, list and number inputs).")
 
@@ -452,18 +445,18 @@ def _parameters_call(module: Any, check: str, case: str) -> list[Any] | None:
         try:
             got = module.parameters()
         except RecursionError as e:
-            raise _fail(check, case, "every Parameter, each once", "RecursionError",
-                        "parameters() calls itself on the same module again; recurse into "
-                        "the attribute's module (value.parameters()), not self") from e
+            raise mismatch(check, case, "every Parameter, each once", "RecursionError",
+                           "parameters() calls itself on the same module again; recurse into "
+                           "the attribute's module (value.parameters()), not self") from e
         except ValueError as e:
             if "broadcast" not in str(e) and "truth value" not in str(e):
                 raise
-            raise _fail(check, case, "every Parameter, each once",
-                        f"ValueError: {str(e).strip()}",
-                        "`value in found` (and ==) compare tensors element by element, "
-                        "which fails for tensors of different shapes. To skip a parameter "
-                        "you already have, compare identities: "
-                        "any(value is p for p in found)") from e
+            raise mismatch(check, case, "every Parameter, each once",
+                           f"ValueError: {str(e).strip()}",
+                           "`value in found` (and ==) compare tensors element by element, "
+                           "which fails for tensors of different shapes. To skip a parameter "
+                           "you already have, compare identities: "
+                           "any(value is p for p in found)") from e
         return None if got is None else list(got)
 
 
@@ -527,37 +520,38 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
             return ", ".join(f"{p} {shapes[p]}" for p in paths)
 
         if _at(outputs, check, "cases", k, "found") is None:
-            raise _fail(check, case, "a list of parameters", "None",
-                        "return the list you built (the return statement is missing)")
+            raise mismatch(check, case, "a list of parameters", "None",
+                           "return the list you built (the return statement is missing)")
         got = _described(outputs, check, "cases", k, "found")
         for p in got:
             if p["kind"] != "Parameter":
                 what = (f"a Tensor that is not a Parameter: {p['path']} {tuple(p['shape'])}"
                         if p["kind"] == "Tensor" else f"{p['kind']}: {p.get('what', '?')}")
-                raise _fail(check, case, "only Parameters", what,
-                            "keep only values with isinstance(value, Parameter): constant "
-                            "Tensors, numbers and strings are not trained")
+                raise mismatch(check, case, "only Parameters", what,
+                               "keep only values with isinstance(value, Parameter): constant "
+                               "Tensors, numbers and strings are not trained")
         paths = [p["path"] for p in got]
         dup = [path for i, path in enumerate(paths) if path in shapes and path in paths[:i]]
         if dup:
-            raise _fail(check, case, f"each parameter once: {names(list(shapes))}",
-                        f"{names(dup)} more than once",
-                        "a parameter reachable by two paths (a module shared by two "
-                        "attributes, tied weights) must be returned once, or SGD would update "
-                        "it twice per step. Skip a parameter you already have (compare with "
-                        "`is`, or keep a set of id(p)).")
+            raise mismatch(check, case, f"each parameter once: {names(list(shapes))}",
+                           f"{names(dup)} more than once",
+                           "a parameter reachable by two paths (a module shared by two "
+                           "attributes, tied weights) must be returned once, or SGD would update "
+                           "it twice per step. Skip a parameter you already have (compare with "
+                           "`is`, or keep a set of id(p)).")
         missing = [path for path in shapes if path not in paths]
         extra = [path for path in paths if path not in shapes]
         if missing or extra:
-            raise _fail(check, case, f"{len(shapes)} parameters: {names(list(shapes)) or 'none'}",
-                        f"{len(got)} found" + (f"; missing {names(missing)}" if missing else "")
-                        + (f"; not in this module: {len(extra)}" if extra else ""), cause)
+            listed = names(list(shapes)) or "none"
+            raise mismatch(check, case, f"{len(shapes)} parameters: {listed}",
+                           f"{len(got)} found" + (f"; missing {names(missing)}" if missing else "")
+                           + (f"; not in this module: {len(extra)}" if extra else ""), cause)
         again = _at(outputs, check, "cases", k, "again")
         again = [] if again is None else _described(outputs, check, "cases", k, "again")
         if sorted(p["path"] for p in again) != sorted(paths):
-            raise _fail(check, case + " (called twice)", f"{len(paths)} parameters again",
-                        f"{len(again)}", "parameters() must start from scratch on every call: "
-                        "build a new list inside the method, not on the class")
+            raise mismatch(check, case + " (called twice)", f"{len(paths)} parameters again",
+                           f"{len(again)}", "parameters() must start from scratch on every call: "
+                           "build a new list inside the method, not on the class")
     return ("check 3.2: parameters() finds every Parameter exactly once: directly on a "
             "module, in nested Modules, in lists, tuples and dicts, three levels deep, and when a "
             "module or weight is shared; it skips numbers, strings and constant Tensors.")
@@ -634,12 +628,12 @@ def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[s
         for name in ("weight", "bias"):
             p = getattr(layer, name, None)
             if p is None:
-                raise _fail(check, f"Linear({n_in}, {n_out})", f"an attribute self.{name}",
-                            "none", f"store the {name} as self.{name} (PyTorch's names)")
+                raise mismatch(check, f"Linear({n_in}, {n_out})", f"an attribute self.{name}",
+                               "none", f"store the {name} as self.{name} (PyTorch's names)")
             if not isinstance(p, Parameter):
-                raise _fail(check, f"Linear({n_in}, {n_out})", f"self.{name} a Parameter",
-                            type(p).__name__, "wrap the initial values in Parameter(...) so "
-                            "parameters() finds them and they get a gradient")
+                raise mismatch(check, f"Linear({n_in}, {n_out})", f"self.{name} a Parameter",
+                               type(p).__name__, "wrap the initial values in Parameter(...) so "
+                               "parameters() finds them and they get a gradient")
         return layer
 
     def forward(layer: Any, x: Tensor, case: str) -> Any:
@@ -649,14 +643,14 @@ def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[s
             except ValueError as e:
                 if "matmul" not in str(e):
                     raise
-                raise _fail(check, case, f"x of shape {x.shape} @ W.T of shape "
-                            f"{tuple(layer.weight.shape[::-1])}", f"ValueError: {e}",
-                            "the weight has shape (out, in) and x has shape (N, in): multiply "
-                            "by the transpose, x @ self.weight.T") from e
+                raise mismatch(check, case, f"x of shape {x.shape} @ W.T of shape "
+                               f"{tuple(layer.weight.shape[::-1])}", f"ValueError: {e}",
+                               "the weight has shape (out, in) and x has shape (N, in): multiply "
+                               "by the transpose, x @ self.weight.T") from e
         if not isinstance(y, Tensor):
-            raise _fail(check, case, "a Tensor", type(y).__name__,
-                        "compute with the Tensors (x @ self.weight.T + self.bias), not their "
-                        ".data arrays, so that the graph is recorded")
+            raise mismatch(check, case, "a Tensor", type(y).__name__,
+                           "compute with the Tensors (x @ self.weight.T + self.bias), not their "
+                           ".data arrays, so that the graph is recorded")
         return y
 
     init = probes["init"]
@@ -698,8 +692,8 @@ def _linear_shapes(check: str, n_in: int, n_out: int, shapes: dict[str, tuple[in
                      if name == "weight" and shapes[name] == shape[::-1] else
                      f"{name} has one value per output feature" if name == "bias" else
                      "the weight has one row per output and one column per input")
-            raise _fail(check, f"Linear(in_features={n_in}, out_features={n_out}).{name}",
-                        f"shape {shape}", f"shape {shapes[name]}", cause)
+            raise mismatch(check, f"Linear(in_features={n_in}, out_features={n_out}).{name}",
+                           f"shape {shape}", f"shape {shapes[name]}", cause)
 
 
 def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
@@ -714,25 +708,27 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
     w, bias = got["weight"], got["bias"]
     bound = 1 / np.sqrt(n_in)
     if np.all(w == w.flat[0]):
-        raise _fail(check, "initial weight", "different random values",
-                    f"all equal to {w.flat[0]}", "equal weights make every output unit learn "
-                    "the same thing; draw them with rng.uniform(-k, k, size=...)")
+        raise mismatch(check, "initial weight", "different random values",
+                       f"all equal to {w.flat[0]}", "equal weights make every output unit learn "
+                       "the same thing; draw them with rng.uniform(-k, k, size=...)")
     if np.all(w == w[:1]):
-        raise _fail(check, f"initial weight of Linear({n_in}, {n_out})",
-                    "a different row for each output unit",
-                    f"{n_out} equal rows {_fmt(w[0])}", "rows that start equal get equal "
-                    f"gradients and stay equal: the {n_out} output units would compute the same "
-                    "thing forever. Draw the whole (out, in) matrix at once: rng.uniform(-k, k, "
-                    "size=(out_features, in_features))")
+        raise mismatch(check, f"initial weight of Linear({n_in}, {n_out})",
+                       "a different row for each output unit",
+                       f"{n_out} equal rows {_fmt(w[0])}", "rows that start equal get equal "
+                       f"gradients and stay equal: the {n_out} output units would compute the same "
+                       "thing forever. Draw the whole (out, in) matrix at once: rng.uniform(-k, k, "
+                       "size=(out_features, in_features))")
     if max(np.abs(w).max(), np.abs(bias).max()) > bound:
-        raise _fail(check, f"initial values of Linear({n_in}, {n_out})",
-                    f"every value in [-{bound:g}, {bound:g}] (k = 1/sqrt(in_features))",
-                    f"largest |value| {max(np.abs(w).max(), np.abs(bias).max()):.4f}",
-                    "use PyTorch's default: rng.uniform(-k, k, size) with k = 1/sqrt(in_features)")
+        raise mismatch(check, f"initial values of Linear({n_in}, {n_out})",
+                       f"every value in [-{bound:g}, {bound:g}] (k = 1/sqrt(in_features))",
+                       f"largest |value| {max(np.abs(w).max(), np.abs(bias).max()):.4f}",
+                       "use PyTorch's default: rng.uniform(-k, k, size) with "
+                       "k = 1/sqrt(in_features)")
     if got["weight again"].shape != w.shape or not np.array_equal(got["weight again"], w):
-        raise _fail(check, f"two layers from default_rng({probes['init']['seed']})",
-                    "the same weights", "different weights", "draw the random numbers from the "
-                    "rng you are given (np.random.default_rng(rng)), not from np.random directly")
+        raise mismatch(check, f"two layers from default_rng({probes['init']['seed']})",
+                       "the same weights", "different weights", "draw the random numbers from "
+                       "the rng you are given (np.random.default_rng(rng)), not from np.random "
+                       "directly")
 
     # Forward values, with the probe's weights put into a layer of their size.
     W, b, x, G = (np.asarray(probes[k], dtype=float) for k in ("W", "b", "x", "G"))
@@ -741,19 +737,19 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
     expected = x @ W.T + b
     y = _numbers(outputs, check, "y")
     if y.shape != expected.shape:
-        raise _fail(check, f"forward of a batch of {len(x)} inputs with {W.shape[1]} features",
-                    f"shape {expected.shape}", f"shape {y.shape}",
-                    f"y = x @ W.T + b: {x.shape} @ {W.T.shape} -> {expected.shape}")
+        raise mismatch(check, f"forward of a batch of {len(x)} inputs with {W.shape[1]} features",
+                       f"shape {expected.shape}", f"shape {y.shape}",
+                       f"y = x @ W.T + b: {x.shape} @ {W.T.shape} -> {expected.shape}")
     if not np.allclose(y, expected, atol=1e-12):
         cause = "compute x @ self.weight.T + self.bias"
         if np.allclose(y, x @ W.T, atol=1e-12):
             cause = "the bias is not added"
-        raise _fail(check, f"forward with W = {_numbers_text(W)}, b = {_numbers_text(b)}",
-                    _fmt(expected), _fmt(y), cause)
+        raise mismatch(check, f"forward with W = {_numbers_text(W)}, b = {_numbers_text(b)}",
+                       _fmt(expected), _fmt(y), cause)
     one = _numbers(outputs, check, "one")
     if one.shape != expected[:1].shape or not np.allclose(one, expected[:1], atol=1e-12):
-        raise _fail(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(one),
-                    "the layer must work for any batch size N: (N, in) -> (N, out)")
+        raise mismatch(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(one),
+                       "the layer must work for any batch size N: (N, in) -> (N, out)")
 
     # Gradients: hand formulas, then finite differences of the student's own forward.
     hand = {"weight": G.T @ x, "bias": G.sum(axis=0), "input x": G @ W}
@@ -767,18 +763,18 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
     checked: dict[str, np.ndarray] = {}
     for name, g in grads.items():
         if g is None:
-            raise _fail(check, f"gradient of {name} after backward", _fmt(hand[name]),
-                        "None (no gradient arrived)", causes[name])
+            raise mismatch(check, f"gradient of {name} after backward", _fmt(hand[name]),
+                           "None (no gradient arrived)", causes[name])
         if g.shape != hand[name].shape or not np.allclose(g, hand[name], atol=1e-10):
-            raise _fail(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
-                        f"{_fmt(hand[name])} (by hand)", _fmt(g), causes[name])
+            raise mismatch(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
+                           f"{_fmt(hand[name])} (by hand)", _fmt(g), causes[name])
         checked[name] = g
     for name in ("weight", "bias"):
         numeric = _numbers(outputs, check, "numeric", name)
         if numeric.shape != hand[name].shape or not np.allclose(checked[name], numeric,
                                                                 atol=1e-6):
-            raise _fail(check, f"gradient of {name} against finite differences",
-                        _fmt(numeric), _fmt(checked[name]), causes[name])
+            raise mismatch(check, f"gradient of {name} against finite differences",
+                           _fmt(numeric), _fmt(checked[name]), causes[name])
     return ("check 3.3: weight (out, in) and bias (out,) are Parameters drawn from "
             "U(-1/sqrt(in), 1/sqrt(in)) with the given rng; the forward x @ W.T + b matches "
             f"NumPy for batches of {len(x)} and 1; the gradients of weight, bias and input match "
@@ -892,8 +888,8 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
     y = run(lambda: ReLU()(Tensor(x.copy())), f"ReLU forward of {_numbers_text(np.ravel(x))}",
             "ReLU")
     if not isinstance(y, Tensor):
-        raise _fail(check, "ReLU forward", "a Tensor", type(y).__name__,
-                    "return a Tensor operation (x.relu()), not a NumPy array")
+        raise mismatch(check, "ReLU forward", "a Tensor", type(y).__name__,
+                       "return a Tensor operation (x.relu()), not a NumPy array")
     xs = Tensor(np.array(probes["grad x"], dtype=float), requires_grad=True)
     backward(run(lambda: ReLU()(xs), "ReLU gradient", "ReLU"),
              np.array(probes["upstream"], dtype=float))
@@ -910,17 +906,17 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
         case = f"Sequential({label}) on {_fmt(v)}"
         got = run(lambda: seq(Tensor(v.copy())), case, "Sequential")
         if not isinstance(got, Tensor):
-            raise _fail(check, case, "a Tensor", f"{got!r:.60}",
-                        "apply the layers one after another in the order given, each to the "
-                        "previous layer's output, and return the last output")
+            raise mismatch(check, case, "a Tensor", f"{got!r:.60}",
+                           "apply the layers one after another in the order given, each to the "
+                           "previous layer's output, and return the last output")
         attributes = getattr(seq, "__dict__", {})
         for layer in layers.values():
             if not any(_contains(value, layer) for value in attributes.values()):
-                raise _fail(check, "where Sequential keeps its layers",
-                            "the layers in an attribute, e.g. self.layers = list(layers)",
-                            f"attributes {sorted(attributes)}",
-                            "parameters() looks through attributes and lists: keep the layers "
-                            "in a list attribute so their parameters are found")
+                raise mismatch(check, "where Sequential keeps its layers",
+                               "the layers in an attribute, e.g. self.layers = list(layers)",
+                               f"attributes {sorted(attributes)}",
+                               "parameters() looks through attributes and lists: keep the layers "
+                               "in a list attribute so their parameters are found")
         results.append(_array(got))
     through = Tensor(np.array(probes["through x"], dtype=float), requires_grad=True)
     out = run(lambda: Sequential(ReLU(), _Double())(through),
@@ -937,21 +933,21 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
     x = np.asarray(probes["relu x"], dtype=float)
     y, want = _numbers(outputs, check, "relu"), np.maximum(x, 0)
     if y.shape != want.shape or not np.array_equal(y, want):
-        raise _fail(check, f"ReLU forward of {_numbers_text(np.ravel(x))}", _fmt(want), _fmt(y),
-                    "ReLU keeps positive values and sets the others to 0")
+        raise mismatch(check, f"ReLU forward of {_numbers_text(np.ravel(x))}", _fmt(want), _fmt(y),
+                       "ReLU keeps positive values and sets the others to 0")
     xs, upstream = (np.asarray(probes[k], dtype=float) for k in ("grad x", "upstream"))
     grad, want = _numbers_or_none(outputs, check, "relu grad"), upstream * (xs > 0)
     if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
-        raise _fail(check, f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
-                           f"{_numbers_text(np.ravel(upstream))}", _numbers_text(want),
-                    "None" if grad is None else _fmt(grad),
-                    "use the engine's relu on the Tensor, so that its backward rule is recorded")
+        raise mismatch(check, f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
+                              f"{_numbers_text(np.ravel(upstream))}", _numbers_text(want),
+                       "None" if grad is None else _fmt(grad),
+                       "use the engine's relu on the Tensor, so that its backward rule is recorded")
     tensors = _at(outputs, check, "relu tensors")
     if not isinstance(tensors, list) or not all(isinstance(t, str) for t in tensors):
         _malformed(check, "the values['relu tensors']", "a list of names", tensors)
     if tensors:
-        raise _fail(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
-                    ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")
+        raise mismatch(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
+                       ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")
 
     v, orders = np.asarray(probes["v"], dtype=float), probes["orders"]
     _items(outputs, len(orders), check, "sequential")
@@ -961,18 +957,18 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
             want = _LAYERS[name][1](want)
         got = _numbers(outputs, check, "sequential", k)
         if got.shape != want.shape or not np.allclose(got, want):
-            raise _fail(check, f"Sequential({_order_label(order)}) on {_fmt(v)}", _fmt(want),
-                        _fmt(got), "apply the layers one after another in the order given, "
-                        "each to the previous layer's output: for layer in self.layers: "
-                        "x = layer(x)")
+            raise mismatch(check, f"Sequential({_order_label(order)}) on {_fmt(v)}", _fmt(want),
+                           _fmt(got), "apply the layers one after another in the order given, "
+                           "each to the previous layer's output: for layer in self.layers: "
+                           "x = layer(x)")
     through = np.asarray(probes["through x"], dtype=float)
     grad, want = _numbers_or_none(outputs, check, "through grad"), 2.0 * (through > 0)
     if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
-        raise _fail(check, f"gradient through Sequential(ReLU(), double) at "
-                           f"{_numbers_text(np.ravel(through))}", _numbers_text(want),
-                    "None" if grad is None else _fmt(grad),
-                    "Sequential must pass the Tensors along unchanged (no .data), so that the "
-                    "graph connects the layers")
+        raise mismatch(check, f"gradient through Sequential(ReLU(), double) at "
+                              f"{_numbers_text(np.ravel(through))}", _numbers_text(want),
+                       "None" if grad is None else _fmt(grad),
+                       "Sequential must pass the Tensors along unchanged (no .data), so that the "
+                       "graph connects the layers")
     return ("check 3.4: ReLU's forward and gradient are right and it holds no tensors; "
             f"Sequential applies its layers in order ({len(orders)} orders tried), keeps them "
             "where parameters() can find them, and lets gradients flow through.")
@@ -1040,9 +1036,9 @@ def _sgd_run(probes: dict[str, Any], SGD: type, Parameter: type) -> dict[str, An
                 opt.step()
             except TypeError as e:
                 if "NoneType" in str(e):
-                    raise _fail(check, "a parameter whose grad is None", "it is skipped",
-                                f"TypeError: {e}", "skip parameters whose .grad is None "
-                                "(frozen, or not used by this loss)") from e
+                    raise mismatch(check, "a parameter whose grad is None", "it is skipped",
+                                   f"TypeError: {e}", "skip parameters whose .grad is None "
+                                   "(frozen, or not used by this loss)") from e
                 raise
 
     w0, b0, gw, gb = (np.array(probes[k], dtype=float) for k in ("w", "b", "gw", "gb"))
@@ -1056,22 +1052,22 @@ def _sgd_run(probes: dict[str, Any], SGD: type, Parameter: type) -> dict[str, An
         with _recorded_ops() as recorded:
             step(opt, case)
         if recorded:
-            raise _fail(check, case, "no operation recorded into the graph",
-                        f"step() recorded {len(recorded)} operation(s): {', '.join(recorded)}",
-                        "an update written with Tensor arithmetic is recorded like any forward "
-                        "operation; run it under `with no_grad():` (or decorate step with "
-                        "@no_grad()), or compute on the arrays p.data and p.grad")
+            raise mismatch(check, case, "no operation recorded into the graph",
+                           f"step() recorded {len(recorded)} operation(s): {', '.join(recorded)}",
+                           "an update written with Tensor arithmetic is recorded like any forward "
+                           "operation; run it under `with no_grad():` (or decorate step with "
+                           "@no_grad()), or compute on the arrays p.data and p.grad")
         if any(not isinstance(p.data, np.ndarray) for p in (w, b)):
-            raise _fail(check, case, "p.data an array", type(w.data).__name__,
-                        "assign an array to p.data (p.data - lr * p.grad), not a Tensor")
+            raise mismatch(check, case, "p.data an array", type(w.data).__name__,
+                           "assign an array to p.data (p.data - lr * p.grad), not a Tensor")
         params = list(getattr(opt, "params", [w, b, frozen]))
         if len(params) != 3 or any(p is not q for p, q in zip(params, (w, b, frozen))):
-            raise _fail(check, case, "opt.params to hold the very Parameters it was given",
-                        "other objects", "update each parameter in place (p.data = ...); "
-                        "replacing it with a new tensor means the model never sees the update")
+            raise mismatch(check, case, "opt.params to hold the very Parameters it was given",
+                           "other objects", "update each parameter in place (p.data = ...); "
+                           "replacing it with a new tensor means the model never sees the update")
         if not (w.is_leaf and w.requires_grad and isinstance(w, Tensor)):
-            raise _fail(check, case, "w still a leaf that requires grad", repr(w),
-                        "update p.data; do not turn the parameter into an operation's output")
+            raise mismatch(check, case, "w still a leaf that requires grad", repr(w),
+                           "update p.data; do not turn the parameter into an operation's output")
         steps.append({"w": _array(w), "b": _array(b), "frozen": _array(frozen)})
 
     # A second step uses the parameters as they are after the first.
@@ -1113,13 +1109,13 @@ def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
                          "nothing; write into p.data")
             else:
                 cause = "the update is p <- p - lr * p.grad for every parameter"
-            raise _fail(check, case, f"w = {_fmt(want_w)}", f"w = {_fmt(got_w)}", cause)
+            raise mismatch(check, case, f"w = {_fmt(want_w)}", f"w = {_fmt(got_w)}", cause)
         if got_b.shape != b0.shape or not np.allclose(got_b, want_b, atol=1e-12):
-            raise _fail(check, case, f"b = {_fmt(want_b)}", f"b = {_fmt(got_b)}",
-                        "every parameter in the list must be updated, not only the first")
+            raise mismatch(check, case, f"b = {_fmt(want_b)}", f"b = {_fmt(got_b)}",
+                           "every parameter in the list must be updated, not only the first")
         if got_frozen.shape != frozen0.shape or not np.array_equal(got_frozen, frozen0):
-            raise _fail(check, "a parameter whose grad is None", f"unchanged {_fmt(frozen0)}",
-                        _fmt(got_frozen), "skip parameters whose .grad is None")
+            raise mismatch(check, "a parameter whose grad is None", f"unchanged {_fmt(frozen0)}",
+                           _fmt(got_frozen), "skip parameters whose .grad is None")
 
     lr = probes["lr twice"]
     twice = _numbers(outputs, check, "twice")
@@ -1128,13 +1124,13 @@ def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
                  "second step updated nothing. Store list(params)."
                  if twice.shape == w0.shape and np.allclose(twice, w0 - lr * gw) else
                  "each step must start from the current values of the parameters")
-        raise _fail(check, f"two steps with lr={lr}, parameters given as a generator",
-                    f"w = {_fmt(w0 - 2 * lr * gw)}", f"w = {_fmt(twice)}", cause)
+        raise mismatch(check, f"two steps with lr={lr}, parameters given as a generator",
+                       f"w = {_fmt(w0 - 2 * lr * gw)}", f"w = {_fmt(twice)}", cause)
     for name in ("w", "b"):
         grad = _numbers_or_none(outputs, check, "zero_grad", name)
         if grad is not None and np.any(grad != 0):
-            raise _fail(check, "zero_grad()", f"{name}.grad None (or zeros)", _fmt(grad),
-                        "set p.grad = None for every parameter")
+            raise mismatch(check, "zero_grad()", f"{name}.grad None (or zeros)", _fmt(grad),
+                           "set p.grad = None for every parameter")
     return (f"check 3.5: step() gives p - lr * grad for lr = {probes['lrs'][0]} and "
             f"{probes['lrs'][1]} (hand numbers), updates the same Parameter objects in place, "
             "skips parameters without a gradient, records nothing into a graph, works twice on "
