@@ -227,12 +227,13 @@ def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, 
             if "size mismatch" not in str(e):
                 raise
             raise mismatch(check, case, "layers sized like the given weights",
-                        f"RuntimeError: {e}", "read the layer sizes off the weights: "
-                        "nn.Linear(W1.shape[1], W1.shape[0]), nn.Linear(W2.shape[1], "
-                        "W2.shape[0])") from e
+                           f"RuntimeError: {e}", "read the layer sizes off the weights: "
+                           "nn.Linear(W1.shape[1], W1.shape[0]), nn.Linear(W2.shape[1], "
+                           "W2.shape[0])") from e
     if not isinstance(model, nn.Module):
         raise mismatch(check, case, "a minigrad.nn.Module (e.g. nn.Sequential(...))",
-                    type(model).__name__, "build the model from minigrad.nn layers and return it")
+                       type(model).__name__,
+                       "build the model from minigrad.nn layers and return it")
     batch = np.array(net["batch"], dtype=np.float64)
     with student_code(f"{check}, case '{case}', forward of a batch of 5", "your model"):
         out = model(Tensor(batch))
@@ -242,10 +243,10 @@ def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, 
         for k, v in given.items():
             if np.shares_memory(p.data, v):
                 raise mismatch(check, case, f"the model's parameters to be copies of {k}",
-                            f"a parameter that shares memory with {k}",
-                            "load the values with load_state_dict (which copies) or copy them "
-                            "(W.copy()); otherwise training the model would change the arrays "
-                            "you passed in")
+                               f"a parameter that shares memory with {k}",
+                               "load the values with load_state_dict (which copies) or copy them "
+                               "(W.copy()); otherwise training the model would change the arrays "
+                               "you passed in")
     logits = _sent(out) if isinstance(out, Tensor) else {"type": type(out).__name__}
     reached: list[bool] | str = "no Tensor to call backward on"
     if isinstance(out, Tensor):
@@ -293,26 +294,26 @@ def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
         got, instead = _received(_entry(result, "logits", check))
         if not _close(got, expected, atol=1e-12):
             raise mismatch(check, f"{case}: logits of 5 inputs", _fmt(expected),
-                        _fmt(got) if got is not None else instead,
-                        _network_cause(net, x, got))
+                           _fmt(got) if got is not None else instead,
+                           _network_cause(net, x, got))
         n_params, reached = _entry(result, "parameters", check), _entry(result, "reached", check)
         if not isinstance(n_params, int) or isinstance(n_params, bool):
             _malformed(check, "the number of parameters, an int", n_params)
         if n_params != 4:
             raise mismatch(check, case, "4 parameters (two weights, two biases)", f"{n_params}",
-                        "use nn.Linear layers with bias=True; they hold the weights as "
-                        "Parameters")
+                           "use nn.Linear layers with bias=True; they hold the weights as "
+                           "Parameters")
         if isinstance(reached, str):
             raise mismatch(check, case, "loss.backward() to run through your model", reached,
-                        "the forward pass must go through the layers' Parameters")
+                           "the forward pass must go through the layers' Parameters")
         if not isinstance(reached, list) or len(reached) != n_params or \
                 not all(isinstance(r, bool) for r in reached):
             _malformed(check, f"{n_params} booleans (each parameter reached by backward)",
                        reached)
         if not all(reached):
             raise mismatch(check, case, "a gradient on every parameter after backward",
-                        "a parameter without gradient", "the forward pass must go through the "
-                        "layers' Parameters")
+                           "a parameter without gradient", "the forward pass must go through the "
+                           "layers' Parameters")
     which = ("the lesson's network and three random ones" if cases[0]["name"] == _LESSONS_NETWORK
              else f"{len(cases)} random networks of random sizes")
     return (f"check 4.1: network(W1, b1, W2, b2) returns a minigrad.nn model whose logits equal "
@@ -437,7 +438,7 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
         if keys != sorted(_WEIGHTS):
             got = keys if keys is not None else result.get("type", "malformed data")
             raise mismatch(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'", got,
-                        "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
+                           "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
         gradients = _entry(result, "gradients", check)
         engine = _engine_gradients(net)
         variants = _hand_variants(net)
@@ -446,7 +447,7 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
             value, instead = _received(_entry(gradients, name, check))
             if value is None:
                 raise mismatch(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
-                            instead, "return NumPy arrays")
+                               instead, "return NumPy arrays")
             if _close(value, want, rtol=1e-9, atol=1e-12):
                 continue
             cause = next((text for variant, text in _CAUSES.items()
@@ -619,20 +620,20 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     if not isinstance(losses, list):
         got = losses.get("type") if isinstance(losses, dict) else "malformed data"
         raise mismatch(check, case, f"a list of {steps} losses", got,
-                    "append each step's loss.item() to a list and return it")
+                       "append each step's loss.item() to a list and return it")
     not_numbers = [v for v in losses if isinstance(v, bool) or not isinstance(v, (int, float))]
     if not_numbers:
         if any(isinstance(v, str) and v == "Tensor" for v in not_numbers):
             raise mismatch(check, case, "the losses as Python floats", "Tensors",
-                        "append loss.item(): a kept loss Tensor keeps its whole graph (every "
-                        "step's activations) in memory")
+                           "append loss.item(): a kept loss Tensor keeps its whole graph (every "
+                           "step's activations) in memory")
         got = not_numbers[0]
         raise mismatch(check, case, "the losses as Python floats",
-                    got if isinstance(got, str) else f"malformed data ({show(got, 60)})",
-                    "append each step's loss.item(), a Python float")
+                       got if isinstance(got, str) else f"malformed data ({show(got, 60)})",
+                       "append each step's loss.item(), a Python float")
     if len(losses) != steps:
         raise mismatch(check, case, f"{steps} losses (one per step)", f"{len(losses)}",
-                    "run exactly `steps` steps and record the loss of each")
+                       "run exactly `steps` steps and record the loss of each")
     X_after, y_after = _entry(outputs, "X", check), _entry(outputs, "y", check)
     if not (_close(_received(X_after)[0], X, rtol=0.0, atol=0.0)
             and _close(_received(y_after)[0], y, rtol=0.0, atol=0.0)):
@@ -655,10 +656,10 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     if not same_losses:
         k = int(np.argmax(~np.isclose(got_losses, want_losses, rtol=1e-10, atol=1e-12)))
         raise mismatch(check, case + f", the loss of step {k + 1} of {steps}",
-                    f"loss {want_losses[k]:.10f} (the hand-built loop)",
-                    f"loss {got_losses[k]:.10f}", cause)
+                       f"loss {want_losses[k]:.10f} (the hand-built loop)",
+                       f"loss {got_losses[k]:.10f}", cause)
     raise mismatch(check, case, "the hand-built loop's final parameters",
-                "different parameters (the losses agree)", cause)
+                   "different parameters (the losses agree)", cause)
 
 
 @exercise("4.3", split=Split(_train_probe, _train_run, _train_judge))
