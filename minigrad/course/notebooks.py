@@ -153,7 +153,10 @@ def write_notebook(nb: nbformat.NotebookNode, path: str | Path) -> bool:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(tmp, path)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)   # as open() would make it: mkstemp's 0600 left the
+        os.replace(tmp, path)           # released lessons unreadable to a grader of another user
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -74,33 +74,35 @@ def _limits(job: dict[str, Any]) -> None:
 def drop_privileges(uid: int | None) -> None:
     """Become ``uid`` (when root) and give up every capability, for good.
 
-    As root the sandbox keeps only what it needs to change user ids (and, for the zygote,
-    to make namespaces: :mod:`.zygote`); without root it runs in a user namespace of its own,
-    where the zygote holds capabilities too. Before any student code runs, all of them go:
-    the user id changes (as root), the ambient and bounding sets are cleared where allowed,
-    the permitted, effective and inheritable sets are emptied, and no later ``execve`` may
-    gain any (``no_new_privs``). Exits when anything is left.
+    As root the sandbox keeps only what it needs to change user ids and to empty the bounding
+    set (and, for a zygote, to make namespaces: :mod:`.zygote`); without root it runs in a
+    user namespace of its own, where a zygote holds capabilities too. Before any student code
+    runs all of them go: no later ``execve`` may gain any (``no_new_privs``), the ambient and
+    bounding sets are emptied, the user id changes (as root), and the permitted, effective and
+    inheritable sets are emptied. Exits when anything is left.
     """
+    linux = sys.platform.startswith("linux")
+    if linux:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_no_new_privs, pr_capbset_drop, pr_cap_ambient, clear_all = 38, 24, 47, 4
+
+        def prctl(*args: int) -> None:
+            libc.prctl(*(ctypes.c_ulong(a) for a in (*args, 0, 0, 0)[:5]))
+
+        prctl(pr_set_no_new_privs, 1)
+        prctl(pr_cap_ambient, clear_all)
+        for capability in range(64):   # while CAP_SETPCAP is still held
+            prctl(pr_capbset_drop, capability)
     if uid is not None and os.getuid() == 0:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
         if os.getuid() == 0 or os.geteuid() == 0:
             raise SystemExit("could not drop root")
-    if not sys.platform.startswith("linux"):
+    if not linux:
         return   # (--no-sandbox elsewhere: no capabilities to give up)
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_no_new_privs, pr_capbset_drop, pr_cap_ambient, clear_all = 38, 24, 47, 4
-
-    def prctl(*args: int) -> None:
-        libc.prctl(*(ctypes.c_ulong(a) for a in (*args, 0, 0, 0)[:5]))
-
-    prctl(pr_set_no_new_privs, 1)
-    prctl(pr_cap_ambient, clear_all)
-    for capability in range(64):   # needs CAP_SETPCAP, which only a zygote's children have
-        prctl(pr_capbset_drop, capability)
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]

@@ -183,12 +183,15 @@ def command(spec: SandboxSpec, sandboxed: bool = True, zygote: dict[str, Any] | 
             "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
             "--clearenv"]
     if os.getuid() == 0:
-        # the driver needs to change its user id, and nothing more (a zygote: namespaces too)
-        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        # the driver needs to change its user id, and nothing more (a zygote: namespaces too),
+        # and to empty its bounding set (CAP_SETPCAP)
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                 "--cap-add", "CAP_SETPCAP"]
         argv += ["--cap-add", "CAP_SYS_ADMIN"] if zygote is not None else []
     else:
         argv += ["--unshare-user"]
-        argv += ["--cap-add", "CAP_SYS_ADMIN"] if zygote is not None else []
+        argv += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"] \
+            if zygote is not None else []
     for top in _SYSTEM:
         if os.path.islink(top):
             argv += ["--symlink", os.readlink(top), top]
