@@ -26,21 +26,24 @@ Parameter, Module, Linear, ReLU, Sequential, SGD = (
     _SOLUTION[name] for name in ["Parameter", "Module", "Linear", "ReLU", "Sequential", "SGD"])
 
 
-def planted(exercise_id: str, old: str, new: str, name: str) -> type:
-    """A planted mistake: the solution's exercise cell with ``old`` replaced by ``new``, run in
-    a copy of the solution's namespace; the class ``name`` it defines."""
-    source = exercise_cells(read_notebook(SOLUTION_PATH))[exercise_id].source
-    assert old in source, f"the planted mistake {old!r} no longer applies to {exercise_id}"
-    namespace = dict(_SOLUTION)
-    exec(compile(source.replace(old, new), f"<planted {exercise_id}>", "exec"), namespace)
-    return namespace[name]
-
-
 class Todo(Tensor):
     """A Parameter whose exercise is not done yet."""
 
     def __init__(self, data, dtype=None):
         raise NotImplementedError
+
+
+def planted(exercise_id: str, name: str, *changes: tuple[str, str], **names) -> type:
+    """A planted mistake: the solution's exercise cell with each ``(old, new)`` of ``changes``
+    applied, run in a copy of the solution's namespace (plus ``names``); the class ``name`` it
+    defines."""
+    source = exercise_cells(read_notebook(SOLUTION_PATH))[exercise_id].source
+    for old, new in changes:
+        assert old in source, f"the planted mistake {old!r} no longer applies to {exercise_id}"
+        source = source.replace(old, new)
+    namespace = {**_SOLUTION, **names}
+    exec(compile(source, f"<planted {exercise_id}>", "exec"), namespace)
+    return namespace[name]
 
 
 # --- the reference passes ------------------------------------------------------------------
@@ -113,7 +116,7 @@ class NoContainers(Module):
 
 #: Finds everything but returns a shared parameter several times (the solution without its
 #: identity test).
-NoDedupe = planted("3.2", "if not any(value is p for p in found):", "if True:", "Module")
+NoDedupe = planted("3.2", "Module", ("if not any(value is p for p in found):", "if True:"))
 
 
 class AllTensors(Module):
@@ -172,17 +175,10 @@ def test_module_check_scaffolds_a_missing_parameter():
 # --- 3.3 Linear ----------------------------------------------------------------------------
 
 
-class TransposedLinear(Module):
-    """Stores W as (in, out) and computes x @ W + b: right numbers, wrong layout."""
-
-    def __init__(self, in_features, out_features, rng=None):
-        rng = np.random.default_rng(rng)
-        k = 1.0 / np.sqrt(in_features)
-        self.weight = Parameter(rng.uniform(-k, k, size=(in_features, out_features)))
-        self.bias = Parameter(rng.uniform(-k, k, size=(out_features,)))
-
-    def forward(self, x):
-        return x @ self.weight + self.bias
+#: Stores W as (in, out) and computes x @ W + b: right numbers, wrong layout.
+TransposedLinear = planted("3.3", "Linear",
+                           ("size=(out_features, in_features)", "size=(in_features, out_features)"),
+                           ("x @ self.weight.T", "x @ self.weight"))
 
 
 class BiasOutsideGraph(Linear):
@@ -243,15 +239,8 @@ class PlainTensors(Linear):
 
 def test_linear_check_scaffolds_a_missing_parameter():
     """A broken Parameter costs exercise 3.1 only: the Linear check still passes."""
-    class TodoLinear(Module):  # the reference Linear, but built on the broken Parameter
-        def __init__(self, in_features, out_features, rng=None):
-            rng = np.random.default_rng(rng)
-            k = 1.0 / np.sqrt(in_features)
-            self.weight = Todo(rng.uniform(-k, k, size=(out_features, in_features)))
-            self.bias = Todo(rng.uniform(-k, k, size=(out_features,)))
-
-        def forward(self, x):
-            return x @ self.weight.T + self.bias
+    # the reference Linear, but built on the broken Parameter
+    TodoLinear = planted("3.3", "Linear", ("Parameter(", "Todo("), Todo=Todo)
 
     # Its __init__ refers to Todo, not to a global named Parameter, so it is not scaffolded:
     fails(lesson3.linear, TodoLinear, Todo, match=r"not done yet")
