@@ -16,7 +16,7 @@ from typing import Any
 
 from .backend import asarray, check_same_device, is_floating, is_integer, namespace
 from .conv import avg_pool2d, conv2d, max_pool2d
-from .tensor import Tensor, _host_values, op, where
+from .tensor import Tensor, _host_values, leaky_relu, op, relu, sigmoid, tanh, where
 
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot",
@@ -308,6 +308,17 @@ def mse_loss(prediction: Tensor, target: Any, reduction: str = "mean") -> Tensor
 _BCE_EPS = 9.999999960041972e-13  # PyTorch's 1e-12, rounded to float32 as PyTorch stores it
 
 
+def _binary_target(name: str, x: Tensor, target: Any, reduction: str) -> tuple[Tensor, Any]:
+    """The two binary cross-entropies' checks: the reduction, and a target of ``x``'s shape;
+    returns the target as a tensor and its values in ``x``'s dtype."""
+    _check_reduction(reduction, name)
+    t = _as_tensor(target, x)
+    if t.shape != x.shape:
+        raise ValueError(f"{name}: target has shape {t.shape} but input has shape {x.shape}; "
+                         "they must match")
+    return t, _to_dtype(t.data, x)
+
+
 def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
                          reduction: str = "mean") -> Tensor:
     """``-(t * log(p) + (1 - t) * log(1 - p))`` for probabilities ``p`` in [0, 1], as PyTorch.
@@ -318,12 +329,8 @@ def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
     ``log(1 - p) - log(p)`` (not clamped: infinite at ``p`` = 0 or 1, as PyTorch's).
     ``weight`` multiplies each loss.
     """
-    _check_reduction(reduction, "binary_cross_entropy")
-    t = _as_tensor(target, probs)
-    if t.shape != probs.shape:
-        raise ValueError(f"binary_cross_entropy: target has shape {t.shape} but input has "
-                         f"shape {probs.shape}; they must match")
-    xp, p, tv = probs._xp, probs.data, _to_dtype(t.data, probs)
+    t, tv = _binary_target("binary_cross_entropy", probs, target, reduction)
+    xp, p = probs._xp, probs.data
     if _host_values(p) and p.size and bool(xp.any((p < 0) | (p > 1))):
         raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; got "
                          f"values from {float(xp.min(p))} to {float(xp.max(p))} (use "
@@ -351,12 +358,8 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = 
     gets ``-x + (w_pos - 1) * softplus(-x)``, as PyTorch; ``pos_weight`` gets none (PyTorch
     gives it one).
     """
-    _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    t = _as_tensor(target, logits)
-    if t.shape != logits.shape:
-        raise ValueError(f"binary_cross_entropy_with_logits: target has shape {t.shape} but "
-                         f"input has shape {logits.shape}; they must match")
-    xp, x, tv = logits._xp, logits.data, _to_dtype(t.data, logits)
+    t, tv = _binary_target("binary_cross_entropy_with_logits", logits, target, reduction)
+    xp, x = logits._xp, logits.data
     pw = 1.0 if pos_weight is None else _to_dtype(_as_tensor(pos_weight, logits).data, logits)
     lw = 1 + (pw - 1) * tv  # the weight of the positive term
     softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)  # log(1 + exp(-x))
@@ -407,20 +410,7 @@ def one_hot(labels: Any, num_classes: int = -1) -> Tensor:
 # Activations (the nn layers of the same names call these)
 
 
-def relu(x: Tensor) -> Tensor:
-    return x.relu()
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    return x.sigmoid()
-
-
-def tanh(x: Tensor) -> Tensor:
-    return x.tanh()
-
-
-def leaky_relu(x: Tensor, slope: float = 0.01) -> Tensor:
-    return x.leaky_relu(slope)
+# relu, sigmoid, tanh and leaky_relu are minigrad's own (imported from tensor above).
 
 
 def _erf(xp: Any, x: Any) -> Any:
