@@ -146,19 +146,19 @@ class _Traced(np.ndarray):
         if _ACTIVE is not None:
             _ACTIVE.write(operator.setitem, (self, index, value), written=self)
 
-    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:
         result = self.view(np.ndarray).astype(dtype, *args, **kwargs)
         if _ACTIVE is None:
             return result
         return _ACTIVE.function(np.astype, (self, dtype), {}, result)
 
-    def copy(self, order: Any = "C") -> Any:  # type: ignore[override]
+    def copy(self, order: Any = "C") -> Any:
         result = self.view(np.ndarray).copy(order)
         if _ACTIVE is None:
             return result
         return _ACTIVE.function(np.copy, (self,), {}, result)
 
-    def reshape(self, *shape: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def reshape(self, *shape: Any, **kwargs: Any) -> Any:
         return np.reshape(self, shape[0] if len(shape) == 1 else shape, **kwargs)
 
     def fill(self, value: Any) -> None:
@@ -227,6 +227,7 @@ class _Recorder:
         self.creator: dict[int, int] = {}    # internal owner -> the op that made it
         self.guards: list[int] = []          # ops that check a value read into Python
         self.fills: set[int] = set()         # ops that refill a new array with its constants
+        self.unfilled: set[int] = set()      # empty arrays no recorded call has written yet
         self.prologues: list[Callable[[], None]] = []
         self.prologue_at: int | None = None  # ops before this one run before the prologues
         self.problems: list[str] = []
@@ -280,6 +281,9 @@ class _Recorder:
                         "earlier call of the step: state kept between calls outside the "
                         "optimizers)")
                 number = self._register(owner, "constant")
+            if number in self.unfilled:  # np.empty filled by code the recording cannot see
+                self.problems.append("the step reads an array that was filled outside the "
+                                     "recorded calls (random numbers? NumPy code in C)")
             offset = (x.__array_interface__["data"][0]
                       - owner.__array_interface__["data"][0])
             if self.kinds[number] == "constant":
@@ -316,6 +320,7 @@ class _Recorder:
             elif self.kinds[number] == "constant":
                 self.problems.append("the step changes in place an array made outside the "
                                      "recorded calls")
+            self.unfilled.discard(number)
             written.add(number)
         return written
 
@@ -383,7 +388,8 @@ class _Recorder:
                 snapshot = result.copy()
                 self.fills.add(len(self.ops))
                 self._add(np.copyto, (result, snapshot), {}, described)
-            else:  # empty_like: nothing to refill
+            else:  # empty_like: its values come from whoever fills it
+                self.unfilled.add(self.index[id(_owner(result))])
                 return wrapped
         else:
             wrapped = self._result(result)
@@ -499,7 +505,9 @@ def _patched_creator(original: Callable[..., Any], fill: Any) -> Callable[..., A
         if rec is None or not isinstance(result, np.ndarray):
             return result
         wrapped = rec._result(result)
-        if fill is not None:
+        if fill is None:  # np.empty: its values come from whoever fills it
+            rec.unfilled.add(rec.index[id(result)])
+        else:
             snapshot = result.copy()
             rec.fills.add(len(rec.ops))
             rec._add(np.copyto, (result, snapshot), {},
@@ -687,11 +695,11 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         dst, src = (args[0], args[2]) if fn is operator.setitem else (args[0], args[1])
         if not isinstance(src, np.ndarray) or not isinstance(dst, np.ndarray):
             continue
-        m = number(src)
+        r = number(src)
         owner = _owner(src)
-        j = rec.creator.get(m) if m is not None else None
-        if (j is None or not alive[j] or m in out_owners or readers.get(m) != [k]
-                or any(m in writes[i] for i in range(n) if i != j and alive[i])
+        j = rec.creator.get(r) if r is not None else None
+        if (j is None or not alive[j] or r in out_owners or readers.get(r if r is not None else -1) != [k]
+                or any(r in writes[i] for i in range(n) if i != j and alive[i])
                 or src.shape != owner.shape or src.strides != owner.strides
                 or dst.shape != owner.shape or dst.strides != owner.strides
                 or dst.dtype != owner.dtype
@@ -979,9 +987,10 @@ def _unique(tensors: list[Tensor]) -> list[Tensor]:
 
 
 def _plain_result(result: Any, rec: _Recorder) -> Any:
-    """The recorded call's own result, with its arrays plain again."""
+    """The recorded call's own result, with its arrays plain again, and copied: the arrays
+    it was computed in are the program's, which the replays overwrite."""
     if isinstance(result, Tensor) and isinstance(result.data, _Traced):
-        result.data = rec.unwrap(result.data)
+        result.data = rec.unwrap(result.data).copy()
     elif isinstance(result, (tuple, list)):
         for r in result:
             _plain_result(r, rec)

@@ -67,6 +67,7 @@ class Optimizer:
     hyperparameters: tuple[str, ...] = ()
     _version = 0  # counts changes of the hyperparameters and the state (read by compile)
     _trace: Any = None  # the recorder of minigrad.compile while it records a step, else None
+    _updating = 0  # the parameter (the first of a flat group) that _update() is updating
 
     def __init__(self, params: Iterable[Tensor], fused: bool | None = None,
                  **hyper: Any) -> None:
@@ -138,6 +139,7 @@ class Optimizer:
         for i in rest:
             g = grads[i]
             if g is not None:
+                self._updating = i
                 self._update(self.params[i].data, g, self.state[i], self._new_buffer_for(i))
 
     def __repr__(self) -> str:
@@ -171,6 +173,7 @@ class Optimizer:
             state = self.state[group.indices[0]]
             flat_state = {key: (group.buffers[key][0] if key in group.buffers else value)
                           for key, value in state.items()}
+            self._updating = group.indices[0]
             self._update(group.data, group.grad, flat_state, group.new_buffer, group.scratch)
             if flat_state:  # each parameter's view of the state (new arrays; Adam's count)
                 new = [key for key in group.buffers if key in flat_state and key not in state]
@@ -599,15 +602,15 @@ class Adam(Optimizer):
         root_correction, step_size = self._corrections(t)
         if self._trace is not None:  # compile records: these two numbers change at every step,
             # so the replays get them as 0-d arrays (same dtype as p: the same rounding as a
-            # Python float), refilled before each replay from the next step's count
-            count = [t]
+            # Python float), refilled before each replay from the step count, which the
+            # replay has advanced (_replay_prologue) by then
+            i = self._updating
 
-            def next_corrections() -> tuple[float, float]:
-                count[0] += 1
-                return self._corrections(count[0])
+            def corrections() -> tuple[float, float]:
+                return self._corrections(self.state[i]["step"])
 
             root_correction, step_size = self._trace.scalars(
-                p.dtype, (root_correction, step_size), next_corrections)
+                p.dtype, (root_correction, step_size), corrections)
         m *= beta1
         m += (1 - beta1) * g
         v *= beta2

@@ -1,0 +1,258 @@
+"""minigrad.compile: a replayed step computes exactly what the eager step computes.
+
+Each test trains two copies of one network from the same weights on the same batches, one
+with the plain step and one with ``minigrad.compile(step)``, and compares losses, parameters
+and gradients *bit for bit* (``np.array_equal``, no tolerance) over 100 steps; and it checks
+that the compiled copy really replayed (``calls``), or really fell back, with its reason.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from minigrad import nn, optim
+from minigrad.compile import CompiledStep, CompileWarning
+from minigrad.data import moons
+
+X, Y = moons(1000, noise=0.1, seed=0)
+X = X.astype("float32")
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(2, 16, seed=0, dtype="float32"), nn.ReLU(),
+                         nn.Linear(16, 16, seed=1, dtype="float32"), nn.ReLU(),
+                         nn.Linear(16, 2, seed=2, dtype="float32"))
+
+
+def convnet():
+    """LeNet-5 in small: conv, ReLU, max-pool, twice, then two linear layers."""
+    return nn.Sequential(nn.Conv2d(1, 4, 3, seed=0, dtype="float32"), nn.ReLU(),
+                         nn.MaxPool2d(2),
+                         nn.Conv2d(4, 6, 3, padding=1, seed=1, dtype="float32"), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(6 * 3 * 3, 16, seed=2, dtype="float32"), nn.ReLU(),
+                         nn.Linear(16, 3, seed=3, dtype="float32"))
+
+
+OPTIMIZERS = {
+    "sgd-momentum": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+    "sgd-nesterov-decay": lambda ps: optim.SGD(ps, lr=0.05, momentum=0.8, nesterov=True,
+                                               weight_decay=1e-3),
+    "adam": lambda ps: optim.Adam(ps, lr=0.01),
+    "adam-per-parameter": lambda ps: optim.Adam(ps, lr=0.01, weight_decay=1e-2, fused=False),
+    "sgd-per-parameter": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, fused=False),
+}
+
+
+def trainer(make_model, make_opt):
+    model = make_model()
+    opt = make_opt(model.parameters())
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return model, opt, step
+
+
+def moons_batches(n_steps, batch=32):
+    for i in range(n_steps):
+        j = (i * batch) % (len(X) - batch)
+        yield mg.tensor(X[j:j + batch]), Y[j:j + batch]
+
+
+def image_batches(n_steps, batch=8, sizes=None):
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((64, 1, 14, 14)).astype("float32")
+    labels = rng.integers(0, 3, 64)
+    for i in range(n_steps):
+        b = batch if sizes is None else sizes[i % len(sizes)]
+        j = (i * 8) % (64 - b)
+        yield mg.tensor(images[j:j + b]), labels[j:j + b]
+
+
+def assert_same_training(make_model, make_opt, batches, expect_replays=None):
+    """Train eagerly and compiled on ``batches``; everything bit for bit the same."""
+    model_a, _, step_a = trainer(make_model, make_opt)
+    model_b, opt_b, step_b = trainer(make_model, make_opt)
+    compiled = mg.compile(step_b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)  # no fallback expected here
+        for k, (x, y) in enumerate(batches):
+            a, b = step_a(x, y), compiled(x, y)
+            assert a.data.tobytes() == b.data.tobytes(), f"loss at step {k}: {a} != {b}"
+    for (name, p), q in zip(model_a.named_parameters(), model_b.parameters()):
+        assert np.array_equal(p.data, q.data), f"{name} after training"
+        assert np.array_equal(p.grad, q.grad), f"{name}.grad after training"
+    if expect_replays is not None:
+        assert compiled.calls["replayed"] == expect_replays, compiled.calls
+    return compiled, opt_b
+
+
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
+def test_moons_mlp_bit_for_bit_over_100_steps(kind):
+    # 1 eager call (finds the optimizer), 2 recordings (compared), then 97 replays
+    compiled, _ = assert_same_training(mlp, OPTIMIZERS[kind], moons_batches(100),
+                                       expect_replays=97)
+    assert compiled.calls == {"eager": 1, "recorded": 2, "replayed": 97}
+    assert compiled.reasons == {}
+
+
+def test_adam_state_follows_the_replays():
+    compiled, opt = assert_same_training(mlp, OPTIMIZERS["adam"], moons_batches(20))
+    assert [s["step"] for s in opt.state] == [20] * 6  # counted by the replays too
+
+
+def test_convnet_bit_for_bit_over_100_steps():
+    assert_same_training(convnet, OPTIMIZERS["sgd-momentum"], image_batches(100),
+                         expect_replays=97)
+
+
+def test_a_new_shape_is_recorded_again():
+    # batches of 8, 8, 5 in turn (an epoch's short last batch): two keys, each recorded
+    # twice and then replayed; the results stay the eager ones
+    compiled, _ = assert_same_training(convnet, OPTIMIZERS["adam"],
+                                       image_batches(60, sizes=[8, 8, 5]))
+    assert len(compiled.entries) == 2
+    assert all(e.program is not None for e in compiled.entries.values())
+    assert compiled.calls["recorded"] == 4 and compiled.calls["replayed"] == 60 - 1 - 4
+
+
+def test_changing_the_learning_rate_records_again():
+    model_a, opt_a, step_a = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    model_b, opt_b, step_b = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    compiled = mg.compile(step_b)
+    for k, (x, y) in enumerate(moons_batches(40)):
+        if k == 20:  # a schedule: the replays must not keep the old lr
+            opt_a.lr = opt_b.lr = 0.01
+        assert step_a(x, y).item() == compiled(x, y).item()
+    for p, q in zip(model_a.parameters(), model_b.parameters()):
+        assert np.array_equal(p.data, q.data)
+    assert compiled.calls["recorded"] == 4
+
+
+def test_replaced_parameter_array_records_again():
+    model, _, step = trainer(mlp, OPTIMIZERS["sgd-per-parameter"])
+    compiled = mg.compile(step)
+    batches = list(moons_batches(8))
+    for x, y in batches[:5]:
+        compiled(x, y)
+    assert compiled.calls["replayed"] == 2
+    w = model[0].weight
+    w.data = w.data.copy()  # a new array: the recording refers to the old one
+    compiled(*batches[5])
+    assert compiled.calls["recorded"] == 3
+
+
+def test_returning_a_python_number_falls_back_and_says_why():
+    model_a, _, step_a = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    model_b, _, step_b = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    compiled = mg.compile(lambda x, y: step_b(x, y).item())
+    with pytest.warns(CompileWarning, match="returns a float"):
+        for x, y in moons_batches(10):
+            assert step_a(x, y).item() == compiled(x, y)
+    assert compiled.calls["replayed"] == 0 and compiled.calls["eager"] == 9
+    for p, q in zip(model_a.parameters(), model_b.parameters()):
+        assert np.array_equal(p.data, q.data)
+
+
+def test_control_flow_on_a_value_falls_back_and_says_why():
+    model = mlp()
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    seen = []
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        seen.append(loss.item())  # a value read into Python: it changes at every call
+        if seen[-1] > 100:
+            loss = loss * 0.5
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = mg.compile(step)
+    with pytest.warns(CompileWarning, match="value read into Python changed"):
+        for x, y in moons_batches(8):
+            compiled(x, y)
+    assert compiled.calls == {"eager": 6, "recorded": 2, "replayed": 0}
+    assert len(seen) == 8  # every call ran the Python of the step
+
+
+def test_dropout_is_not_replayed():
+    # a new random mask at every call: two recordings differ, so the step stays eager
+    def make():
+        return nn.Sequential(nn.Linear(2, 16, seed=0), nn.Dropout(0.5, seed=1),
+                             nn.Linear(16, 2, seed=2))
+    model_a, _, step_a = trainer(make, OPTIMIZERS["sgd-momentum"])
+    model_b, _, step_b = trainer(make, OPTIMIZERS["sgd-momentum"])
+    compiled = mg.compile(step_b)
+    with pytest.warns(CompileWarning, match="random numbers"):
+        for x, y in moons_batches(10):
+            x = mg.tensor(x.data.astype("float64"))
+            assert step_a(x, y).item() == compiled(x, y).item()
+    assert compiled.calls["replayed"] == 0
+
+
+def test_a_number_that_changes_between_calls_is_not_baked_in():
+    model = mlp()
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    weight = [1.0]
+
+    def step(x, y):  # the loss is scaled by a Python number that grows at every call
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y) * weight[0]
+        weight[0] += 0.5
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = mg.compile(step)
+    with pytest.warns(CompileWarning, match="two recordings of the step differ"):
+        for x, y in moons_batches(6):
+            compiled(x, y)
+    assert compiled.calls["replayed"] == 0 and weight[0] == 4.0
+
+
+def test_keyword_arguments_run_eagerly():
+    _, _, step = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    compiled = mg.compile(step)
+    x, y = next(moons_batches(1))
+    with pytest.warns(CompileWarning, match="keyword arguments"):
+        for _ in range(4):
+            compiled(x, y=y)
+    assert compiled.calls == {"eager": 4, "recorded": 0, "replayed": 0}
+
+
+def test_a_failing_check_runs_the_call_eagerly_and_raises_as_eager():
+    model_a, _, step_a = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    model_b, _, step_b = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    compiled = mg.compile(step_b)
+    for x, y in moons_batches(6):
+        step_a(x, y), compiled(x, y)
+    x, y = next(moons_batches(1))
+    bad = y.copy()
+    bad[3] = 7  # not a class: cross_entropy's check reads a count that now differs
+    with pytest.raises(IndexError, match="target 7"):
+        step_a(x, bad)
+    with pytest.warns(CompileWarning, match="replay stopped"), \
+            pytest.raises(IndexError, match="target 7"):
+        compiled(x, bad)
+    for p, q in zip(model_a.parameters(), model_b.parameters()):  # nothing half-updated
+        assert np.array_equal(p.data, q.data)
+        assert np.array_equal(p.grad, q.grad)
+
+
+def test_compiled_step_returns_a_new_tensor_each_call():
+    _, _, step = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+    compiled = mg.compile(step)
+    assert isinstance(compiled, CompiledStep)
+    losses = [compiled(x, y) for x, y in moons_batches(6)]
+    values = [loss.item() for loss in losses]
+    assert len(set(values)) == 6  # not one buffer returned six times
+    assert not losses[-1].requires_grad
