@@ -145,17 +145,21 @@ def _malformed(check: str, where: str, wanted: str, got: Any) -> NoReturn:
                       f"should be {wanted}; got {show(got, 80)}")
 
 
+def _where(path: tuple[str | int, ...]) -> str:
+    """``the values['cases'][2]['found']``: a place in what ``run`` sent back."""
+    return "the values" + "".join(f"[{key!r}]" for key in path)
+
+
 def _at(outputs: Any, check: str, *path: str | int) -> Any:
     """``outputs[path[0]][path[1]]...``, each step checked (a dict key, a list index)."""
-    value, where = outputs, "the values"
-    for key in path:
+    value = outputs
+    for depth, key in enumerate(path):
         if isinstance(key, int):
             if not isinstance(value, (list, tuple)) or not 0 <= key < len(value):
-                _malformed(check, where, f"a list with an item {key}", value)
+                _malformed(check, _where(path[:depth]), f"a list with an item {key}", value)
         elif not isinstance(value, dict) or key not in value:
-            _malformed(check, where, f"a dict with the key {key!r}", value)
+            _malformed(check, _where(path[:depth]), f"a dict with the key {key!r}", value)
         value = value[key]
-        where += f"[{key!r}]"
     return value
 
 
@@ -163,7 +167,7 @@ def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
     """``outputs[path...]``, which must be a list of ``n`` items."""
     value = _at(outputs, check, *path)
     if not isinstance(value, (list, tuple)) or len(value) != n:
-        _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path),
+        _malformed(check, _where(path),
                    f"a list of {n} items", value)
     return list(value)
 
@@ -179,8 +183,7 @@ def _numbers(outputs: Any, check: str, *path: str | int) -> np.ndarray:
             array = np.asarray(None)
         if array.dtype.kind in "iuf":
             return array
-    _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path), "an array of numbers",
-               value)
+    _malformed(check, _where(path), "an array of numbers", value)
 
 
 def _numbers_or_none(outputs: Any, check: str, *path: str | int) -> np.ndarray | None:
@@ -192,7 +195,7 @@ def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
     """``outputs[path...]`` as a shape: a list of whole numbers."""
     value = _numbers(outputs, check, *path)
     if value.ndim != 1 or (value.size and value.dtype.kind not in "iu"):
-        _malformed(check, "the values" + "".join(f"[{k!r}]" for k in path),
+        _malformed(check, _where(path),
                    "a shape (a list of whole numbers)", value)
     return tuple(int(n) for n in value)
 
@@ -495,7 +498,7 @@ def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> di
 def _described(outputs: Any, check: str, *path: str | int) -> list[dict[str, Any]]:
     """A list that :func:`_describe` made, each item's form checked."""
     items = _at(outputs, check, *path)
-    where = "the values" + "".join(f"[{k!r}]" for k in path)
+    where = _where(path)
     if not isinstance(items, list):
         _malformed(check, where, "a list of the parameters found", items)
     for item in items:
@@ -944,7 +947,7 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
                        "use the engine's relu on the Tensor, so that its backward rule is recorded")
     tensors = _at(outputs, check, "relu tensors")
     if not isinstance(tensors, list) or not all(isinstance(t, str) for t in tensors):
-        _malformed(check, "the values['relu tensors']", "a list of names", tensors)
+        _malformed(check, _where(("relu tensors",)), "a list of names", tensors)
     if tensors:
         raise mismatch(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
                        ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")
