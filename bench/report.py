@@ -7,7 +7,9 @@ from typing import Any
 from bench.cases import CASES
 
 NAMES = {"numpy": "NumPy (tuned)", "byhand": "byhand loop", "minigrad": "minigrad",
-         "torch": "PyTorch"}
+         "compiled": "minigrad compiled", "torch": "PyTorch"}
+ORDER = ("numpy", "byhand", "minigrad", "compiled", "torch")
+OURS = ("minigrad", "compiled")  # the contenders whose ratios to the others are reported
 # The first losses of a contender must equal the tuned NumPy ones to this relative tolerance:
 # the same weights and batches give the same numbers, up to the order of float operations.
 LOSS_RTOL = {"float32": 1e-4, "float64": 1e-10}
@@ -15,7 +17,8 @@ LOSS_RTOL = {"float32": 1e-4, "float64": 1e-10}
 
 def summarize(results: list[dict], targets: dict[tuple[str, str], float],
               clock: str = "wall") -> dict[str, Any]:
-    """Medians by (threads, case, contender), ratios of minigrad to each, target verdicts.
+    """Medians by (threads, case, contender), ratios of minigrad (``ratios``) and of the
+    compiled step (``compiled_ratios``) to each other contender, target verdicts for both.
 
     ``clock`` picks the times: ``"wall"`` (wall-clock) or ``"cpu"`` (the process's CPU time).
     """
@@ -27,18 +30,21 @@ def summarize(results: list[dict], targets: dict[tuple[str, str], float],
             continue
         medians.setdefault(r["threads"], {}).setdefault(r["case"], {})[r["contender"]] = r[key]
         losses.setdefault(r["case"], {}).setdefault(r["contender"], r["losses"])
-    ratios: dict[str, dict[str, dict[str, float]]] = {}
+    every: dict[str, dict[str, dict[str, dict[str, float]]]] = {ours: {} for ours in OURS}
     for threads, by_case in medians.items():
         for case, t in by_case.items():
-            if "minigrad" in t:
-                ratios.setdefault(threads, {})[case] = {
-                    other: t["minigrad"] / t[other] for other in t if other != "minigrad"}
+            for ours in OURS:
+                if ours in t:
+                    every[ours].setdefault(threads, {})[case] = {
+                        other: t[ours] / t[other] for other in t if other not in OURS}
     verdicts = []
-    for (case, other), limit in targets.items():
-        ratio = ratios.get("1", {}).get(case, {}).get(other)
-        if ratio is not None:
-            verdicts.append({"case": case, "versus": other, "threads": "1", "target": limit,
-                             "ratio": ratio, "met": ratio <= limit})
+    for ours in OURS:
+        for (case, other), limit in targets.items():
+            ratio = every[ours].get("1", {}).get(case, {}).get(other)
+            if ratio is not None:
+                verdicts.append({"case": case, "contender": ours, "versus": other,
+                                 "threads": "1", "target": limit, "ratio": ratio,
+                                 "met": ratio <= limit})
     agreement = {}
     for case, by_contender in losses.items():
         ref = by_contender.get("numpy")
@@ -49,7 +55,8 @@ def summarize(results: list[dict], targets: dict[tuple[str, str], float],
                  for k, v in by_contender.items()}
         agreement[case] = {"max_rel_diff": worst, "rtol": rtol,
                            "agree": all(w <= rtol for w in worst.values())}
-    return {"medians_s": medians, "ratios": ratios, "targets": verdicts,
+    return {"medians_s": medians, "ratios": every["minigrad"],
+            "compiled_ratios": every["compiled"], "targets": verdicts,
             "loss_agreement": agreement}
 
 
@@ -63,7 +70,9 @@ def _ms(seconds: float | None) -> str:
 def table(report: dict[str, Any]) -> str:
     """Markdown tables: times (ms, medians) and ratios per thread setting, then the targets."""
     contenders = report["settings"]["contenders"]
-    order = [c for c in ("numpy", "byhand", "minigrad", "torch") if c in contenders]
+    order = [c for c in ORDER if c in contenders]
+    ours = [c for c in OURS if c in order]
+    ratio_keys = {"minigrad": "ratios", "compiled": "compiled_ratios"}
     lines = []
     for threads, by_case in report["medians_s"].items():
         label = "1 thread" if threads == "1" else (
@@ -72,8 +81,8 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"\n{clock} time in ms (median), {label}, per unit (a training step; an "
                      "epoch for LeNet-5)\n")
         head = ["case"] + [NAMES[c] for c in order]
-        if "minigrad" in order:
-            head += [f"minigrad / {NAMES[c].split(' ')[0]}" for c in ("numpy", "torch")
+        for mine in ours:
+            head += [f"{mine} / {NAMES[c].split(' ')[0]}" for c in ("numpy", "torch")
                      if c in order]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
@@ -82,18 +91,19 @@ def table(report: dict[str, Any]) -> str:
             if not t:
                 continue
             row = [case] + [_ms(t.get(c)) for c in order]
-            ratio = report["ratios"].get(threads, {}).get(case, {})
-            if "minigrad" in order:
+            for mine in ours:
+                ratio = report.get(ratio_keys[mine], {}).get(threads, {}).get(case, {})
                 row += [f"{ratio[c]:.2f}x" if c in ratio else "—" for c in ("numpy", "torch")
                         if c in order]
             lines.append("| " + " | ".join(row) + " |")
     if report["targets"]:
         lines.append("\nTargets (float32, 1 thread): minigrad / contender\n")
-        lines.append("| case | versus | target | measured | |")
-        lines.append("|---|---|---:|---:|---|")
+        lines.append("| case | minigrad | versus | target | measured | |")
+        lines.append("|---|---|---|---:|---:|---|")
         for v in report["targets"]:
             verdict = "met" if v["met"] else f"missed by {v['ratio'] / v['target'] - 1:.0%}"
-            lines.append(f"| {v['case']} | {NAMES[v['versus']]} | <= {v['target']:.2f}x | "
+            lines.append(f"| {v['case']} | {NAMES[v.get('contender', 'minigrad')]} | "
+                         f"{NAMES[v['versus']]} | <= {v['target']:.2f}x | "
                          f"{v['ratio']:.2f}x | {verdict} |")
     bad = [c for c, a in report["loss_agreement"].items() if not a["agree"]]
     lines.append("\nFirst losses agree with the tuned NumPy loop in every case." if not bad else
@@ -110,9 +120,9 @@ def plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib.ticker
 
     settings = list(report["medians_s"])
-    order = [c for c in ("numpy", "byhand", "minigrad", "torch")
-             if c in report["settings"]["contenders"]]
-    colors = {"numpy": "#7f7f7f", "byhand": "#bcbd22", "minigrad": "#1f77b4", "torch": "#d62728"}
+    order = [c for c in ORDER if c in report["settings"]["contenders"]]
+    colors = {"numpy": "#7f7f7f", "byhand": "#bcbd22", "minigrad": "#1f77b4",
+              "compiled": "#17becf", "torch": "#d62728"}
     fig, axes = plt.subplots(1, len(settings), figsize=(6.5 * len(settings), 4.2), squeeze=False,
                              sharey=True)
     for ax, threads in zip(axes[0], settings):

@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--cases", default=None,
                    help=f"comma-separated, of: {', '.join(CASES)} (default: all)")
     p.add_argument("--contenders", default=None,
-                   help="comma-separated, of: numpy, byhand, minigrad, torch (default: all; "
+                   help="comma-separated, of: numpy, byhand, minigrad, compiled (minigrad's "
+                        "step in minigrad.compile), torch (default: all; "
                         "torch only where it is installed)")
     p.add_argument("--threads", default="1,default",
                    help="comma-separated thread settings: numbers and/or 'default'")

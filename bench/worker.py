@@ -20,9 +20,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-CONTENDERS = ("numpy", "byhand", "minigrad", "torch")
+CONTENDERS = ("numpy", "byhand", "minigrad", "compiled", "torch")
 _MODULES = {"numpy": "bench.impl_numpy", "byhand": "bench.impl_byhand",
-            "minigrad": "bench.impl_minigrad", "torch": "bench.impl_torch"}
+            "minigrad": "bench.impl_minigrad", "compiled": "bench.impl_minigrad",
+            "torch": "bench.impl_torch"}
+# "compiled" is the minigrad step wrapped in minigrad.compile: its first call runs eagerly and
+# the next two record the step, so it warms up with at least three units before the clock.
+_MIN_WARMUP = {"compiled": 3}
 
 
 def _limit_threads(threads: str, contender: str) -> dict[str, Any]:
@@ -101,10 +105,14 @@ def run(case_name: str, contender: str, threads: str, repeats: int | None,
         data, params = make_data(case, seed), init_params(case, seed)
     result: dict[str, Any] = {"case": case_name, "contender": contender, "threads": threads}
     try:
-        step = module.make_step(case, data, params)
+        if contender == "compiled":
+            step = module.make_step(case, data, params, compiled=True)
+        else:
+            step = module.make_step(case, data, params)
     except NotImplementedError as e:  # e.g. the byhand library has no convolution
         result["skipped"] = str(e)
         return result
+    warmup = max(warmup, _MIN_WARMUP.get(contender, 0))
     result.update(measure(step, case.repeats if repeats is None else repeats,
                           case.min_time if min_time is None else min_time, warmup))
     result["thread_info"] = {k: v for k, v in info.items() if not k.startswith("_")}
