@@ -577,6 +577,18 @@ def test_probes_are_fresh_for_every_seed(check, args):
 
 
 @pytest.mark.parametrize("check, args", SPLITS)
+def test_run_never_reads_an_expected_value(check, args, monkeypatch):
+    """The judge's own pieces (the expected parameters of a tree, a Linear's expected shapes,
+    the reading of what was sent back) are never used in the student's process."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the judge's code ran in the student's process")
+
+    for name in ("_tree_parameters", "_linear_shapes", "_at", "_numbers", "_malformed"):
+        monkeypatch.setattr(lesson3, name, forbidden)
+    check.split.run(crossed(check.split.probe(np.random.default_rng(3))), *args)
+
+
+@pytest.mark.parametrize("check, args", SPLITS)
 def test_outputs_made_for_the_lessons_cases_fail_on_the_graders(check, args):
     """A submission that sends back what passed in the notebook scores nothing."""
     split = check.split
