@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CASES", "TARGETS", "Case", "init_params", "load_inputs", "make_data", "save_inputs"]
+__all__ = ["CASES", "TARGETS", "Case", "as_unit", "init_params", "load_inputs", "make_data",
+           "save_inputs"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,31 @@ TARGETS: dict[tuple[str, str], float] = {
     ("lenet-f32", "numpy"): 1.1, ("lenet-f32", "torch"): 1.5,   # 1.1: issue 17 (was 1.05)
     ("mlp-784-f32", "numpy"): 1.05,
 }
+
+
+def as_unit(case: Case, batches: list[Any], train_step: Any) -> Any:
+    """What one timing of ``case`` calls: ``train_step(x, y)`` on the next batch (cycling), or
+    on every batch in turn for a case whose unit is an epoch (it returns the last loss then).
+
+    The minigrad and PyTorch contenders share it: their ``train_step`` is the same code line
+    for line, and so is the loop around it.
+    """
+    if case.unit == "epoch":
+        def epoch() -> object:
+            loss = None
+            for x, y in batches:
+                loss = train_step(x, y)
+            return loss.item()
+        return epoch
+
+    state = {"i": 0}
+
+    def step() -> object:
+        x, y = batches[state["i"]]
+        state["i"] = (state["i"] + 1) % len(batches)
+        return train_step(x, y)
+
+    return step
 
 
 @dataclass

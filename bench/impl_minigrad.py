@@ -14,7 +14,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn, optim
 
-from .cases import Case, Data
+from .cases import Case, Data, as_unit
 
 __all__ = ["make_step"]
 
@@ -62,19 +62,4 @@ def make_step(case: Case, data: Data, params: list[np.ndarray],
     if compiled:
         train_step = mg.compile(train_step)  # type: ignore[assignment]
 
-    if case.unit == "epoch":
-        def epoch() -> object:
-            loss = None
-            for x, y in batches:
-                loss = train_step(x, y)
-            return loss.item()
-        return epoch
-
-    state = {"i": 0}
-
-    def step() -> object:
-        x, y = batches[state["i"]]
-        state["i"] = (state["i"] + 1) % len(batches)
-        return train_step(x, y)
-
-    return step
+    return as_unit(case, batches, train_step)

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cases import Case, Data
+from .cases import Case, Data, as_unit
 
 __all__ = ["make_step"]
 
@@ -51,19 +51,4 @@ def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], 
         opt.step()
         return loss
 
-    if case.unit == "epoch":
-        def epoch() -> object:
-            loss = None
-            for x, y in batches:
-                loss = train_step(x, y)
-            return loss.item()
-        return epoch
-
-    state = {"i": 0}
-
-    def step() -> object:
-        x, y = batches[state["i"]]
-        state["i"] = (state["i"] + 1) % len(batches)
-        return train_step(x, y)
-
-    return step
+    return as_unit(case, batches, train_step)

@@ -3,6 +3,7 @@
     python -m bench.profile                         # moons at batch 32 and at 1000 points
     python -m bench.profile --cases lenet-f32 --steps 20 --top 25
     python -m bench.profile --fused --no-profile    # also: fused SGD against per-parameter
+    python -m bench.profile --compiled --no-profile # also: minigrad.compile against the tuned loop
 
 For each case it times the minigrad step and the tuned NumPy step in this one process,
 interleaved (so a burst of load on a busy machine lands on both), in CPU time of the process
@@ -23,7 +24,7 @@ from collections.abc import Callable
 
 from .cases import CASES, init_params, make_data
 
-__all__ = ["fused_ratio", "main", "profile", "ratio"]
+__all__ = ["fused_ratio", "interleaved", "main", "profile", "ratio"]
 
 
 def _time(step: Callable[[], object], n: int) -> float:
@@ -34,21 +35,29 @@ def _time(step: Callable[[], object], n: int) -> float:
     return (time.process_time() - t0) / n
 
 
-def ratio(case_name: str, rounds: int = 7, n: int = 200) -> tuple[float, float, float]:
-    """(minigrad seconds per step, NumPy seconds per step, their ratio), medians of rounds."""
+def interleaved(first: Callable[[], object], second: Callable[[], object], rounds: int,
+                n: int) -> tuple[float, float, float]:
+    """(seconds per call of ``first``, of ``second``, their ratio): medians of ``rounds``
+    blocks of ``n`` calls each, the two alternating, after three untimed calls of each."""
+    for _ in range(3):
+        first(), second()
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(_time(first, n))
+        b.append(_time(second, n))
+    ratios = sorted(x / y for x, y in zip(a, b))
+    return statistics.median(a), statistics.median(b), statistics.median(ratios)
+
+
+def ratio(case_name: str, rounds: int = 7, n: int = 200,
+          compiled: bool = False) -> tuple[float, float, float]:
+    """(minigrad seconds per step, NumPy seconds per step, their ratio), medians of rounds;
+    ``compiled``: minigrad's step in ``minigrad.compile``."""
     from . import impl_minigrad, impl_numpy
     case = CASES[case_name]
     data, params = make_data(case), init_params(case)
-    mine, tuned = impl_minigrad.make_step(case, data, params), impl_numpy.make_step(case, data,
-                                                                                     params)
-    for _ in range(3):
-        mine(), tuned()
-    a, b = [], []
-    for _ in range(rounds):
-        a.append(_time(mine, n))
-        b.append(_time(tuned, n))
-    ratios = sorted(x / y for x, y in zip(a, b))
-    return statistics.median(a), statistics.median(b), statistics.median(ratios)
+    return interleaved(impl_minigrad.make_step(case, data, params, compiled=compiled),
+                       impl_numpy.make_step(case, data, params), rounds, n)
 
 
 def fused_ratio(case_name: str, rounds: int = 7, n: int = 200) -> tuple[float, float, float]:
@@ -57,16 +66,8 @@ def fused_ratio(case_name: str, rounds: int = 7, n: int = 200) -> tuple[float, f
     from . import impl_minigrad
     case = CASES[case_name]
     data, params = make_data(case), init_params(case)
-    fused = impl_minigrad.make_step(case, data, params, fused=None)
-    loop = impl_minigrad.make_step(case, data, params, fused=False)
-    for _ in range(3):
-        fused(), loop()
-    a, b = [], []
-    for _ in range(rounds):
-        a.append(_time(fused, n))
-        b.append(_time(loop, n))
-    ratios = sorted(x / y for x, y in zip(a, b))
-    return statistics.median(a), statistics.median(b), statistics.median(ratios)
+    return interleaved(impl_minigrad.make_step(case, data, params, fused=None),
+                       impl_minigrad.make_step(case, data, params, fused=False), rounds, n)
 
 
 def profile(case_name: str, steps: int, top: int) -> str:
@@ -98,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-profile", action="store_true", help="only the ratio")
     p.add_argument("--fused", action="store_true",
                    help="also time the step with optim.SGD(fused=False) against the default")
+    p.add_argument("--compiled", action="store_true",
+                   help="also time the step in minigrad.compile against the tuned loop")
     args = p.parse_args(argv)
     try:
         from threadpoolctl import threadpool_limits
@@ -109,6 +112,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name}: minigrad {mine * 1e6:.1f} us, tuned NumPy {tuned * 1e6:.1f} us per "
               f"{CASES[name].unit} (CPU time): {r:.2f}x (median of {args.rounds} interleaved "
               "rounds)")
+        if args.compiled:
+            mine, tuned, r = ratio(name, args.rounds, args.n, compiled=True)
+            print(f"{name}: minigrad compiled {mine * 1e6:.1f} us, tuned NumPy "
+                  f"{tuned * 1e6:.1f} us per {CASES[name].unit} (CPU time): {r:.2f}x")
         if args.fused:
             f, loop, r = fused_ratio(name, args.rounds, args.n)
             print(f"{name}: SGD fused {f * 1e6:.1f} us, per-parameter {loop * 1e6:.1f} us per "
