@@ -8,71 +8,28 @@ JupyterLab's process group is stopped at the end. Skipped, with the reason, with
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
-
-from test_browser_widget import CHROMIUM, CHROMIUM_FLAGS, ROOT, _children, answers, free_port
+from test_browser_widget import BROWSER_TEST, ROOT, jupyter_server, open_browser
 
 LESSON = "lessons/01_from_scalars_to_tensors.ipynb"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,  # starts JupyterLab, a kernel and a browser: about 15 s
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
-                       reason=f"no Chromium at {CHROMIUM}: install it with "
-                              "`apt-get install -y chromium` to run the browser test"),
-]
+pytestmark = BROWSER_TEST  # starts JupyterLab, a kernel and a browser: about 15 s
 
 
 @pytest.fixture
 def lab_url(tmp_path):
-    port = free_port()
-    env = dict(os.environ)
-    for var, sub in [("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_DATA_DIR", "data"),
-                     ("JUPYTER_CONFIG_DIR", "config"), ("IPYTHONDIR", "ipython")]:
-        env[var] = str(tmp_path / sub)  # nothing read from or written to the user's home
-    log = open(tmp_path / "lab.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-         "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
-         f"--ServerApp.root_dir={ROOT}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.news_url=None"] + (["--allow-root"] if os.geteuid() == 0 else []),
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while not answers(url + "api/status"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text())
-            time.sleep(0.3)
+    with jupyter_server(tmp_path, [
+            "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+            "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={ROOT}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.news_url=None", *(["--allow-root"] if os.geteuid() == 0 else [])],
+            ready="api/status", timeout=60) as url:
         yield url
-    finally:
-        kernels = _children(proc.pid)
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=15)
-        except ProcessLookupError:  # it had already stopped (the log above says why)
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        for pid in kernels:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        log.close()
 
 
 def test_jupyterlab_opens_lesson_one_and_runs_it(lab_url, playwright, tmp_path):
-    context = playwright.chromium.launch_persistent_context(
-        str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True,
-        args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000})
+    context = open_browser(playwright, tmp_path)
     try:
         page = context.new_page()
         page.goto(lab_url + "lab/tree/" + LESSON, wait_until="domcontentloaded", timeout=60_000)

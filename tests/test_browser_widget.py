@@ -9,6 +9,7 @@ stopped at the end whatever happens. Skipped, with the reason, where Chromium is
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,13 +32,15 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
                   "--disable-background-networking", "--disable-component-update",
                   "--disable-sync"]
 
-pytestmark = [
+#: The marks of every browser test (this file's, test_browser_lab's, test_browser_widget_lab's).
+BROWSER_TEST = [
     pytest.mark.browser,
-    pytest.mark.slow,  # starts Voilà, a kernel and a browser: about 10 s
+    pytest.mark.slow,  # starts a server, a kernel and a browser: 10 to 20 s
     pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
                        reason=f"no Chromium at {CHROMIUM}: install it with "
                               "`apt-get install -y chromium` to run the browser test"),
 ]
+pytestmark = BROWSER_TEST
 
 
 def free_port() -> int:
@@ -70,41 +74,54 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-@pytest.fixture
-def voila_url(tmp_path):
+@contextlib.contextmanager
+def jupyter_server(tmp_path: Path, args: list[str], ready: str,
+                   timeout: float) -> Iterator[str]:
+    """``python -m <args> --port=<a free port>`` (Voilà or JupyterLab) in a process group of its
+    own, with its Jupyter folders under ``tmp_path`` and its log in ``tmp_path/server.log``;
+    yields its URL once ``ready`` (a path) answers, and stops it and any kernel that outlives it
+    whatever happens."""
     port = free_port()
     env = dict(os.environ)
     for var, sub in [("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_DATA_DIR", "data"),
                      ("JUPYTER_CONFIG_DIR", "config"), ("IPYTHONDIR", "ipython")]:
         env[var] = str(tmp_path / sub)  # nothing read from or written to the user's home
-    log = open(tmp_path / "voila.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "voila", NOTEBOOK, "--no-browser", f"--port={port}",
-         "--Voila.ip=127.0.0.1", "--Voila.log_level=WARN", "--show_tracebacks=True",
-         "--theme=light"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 90
-        while not answers(url + "voila/static/"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("Voilà did not start:\n" + (tmp_path / "voila.log").read_text())
-            time.sleep(0.2)
-        yield url
-    finally:
-        kernels = _children(proc.pid) if Path("/proc").is_dir() else []
-        os.killpg(proc.pid, signal.SIGTERM)  # Voilà shuts its kernels down on SIGTERM
+    with open(tmp_path / "server.log", "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", *args, f"--port={port}"], cwd=ROOT,
+                                env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        url = f"http://127.0.0.1:{port}/"
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        for pid in kernels:  # in case one outlived Voilà
+            deadline = time.monotonic() + timeout
+            while not answers(url + ready):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{args[0]} did not start:\n"
+                                       + (tmp_path / "server.log").read_text())
+                time.sleep(0.2)
+            yield url
+        finally:
+            kernels = _children(proc.pid) if Path("/proc").is_dir() else []
             try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
+                os.killpg(proc.pid, signal.SIGTERM)  # the servers stop their kernels on SIGTERM
+                proc.wait(timeout=15)
+            except ProcessLookupError:  # it had already stopped (the log above says why)
                 pass
-        log.close()
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            for pid in kernels:  # in case one outlived the server
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+@pytest.fixture
+def voila_url(tmp_path):
+    with jupyter_server(tmp_path, ["voila", NOTEBOOK, "--no-browser", "--Voila.ip=127.0.0.1",
+                                   "--Voila.log_level=WARN", "--show_tracebacks=True",
+                                   "--theme=light"], ready="voila/static/", timeout=90) as url:
+        yield url
 
 
 def open_browser(playwright, tmp_path):

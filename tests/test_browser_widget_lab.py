@@ -7,23 +7,21 @@ the browser-side linking works there too. Skipped, with the reason, without Chro
 """
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from test_browser_lab import lab_url  # noqa: F401  (the JupyterLab server fixture)
-from test_browser_widget import (CHROMIUM, cell, draw_median, lit, measure_op_changes,
-                                 measure_shape_changes, open_browser, smallest_font_px)
+from test_browser_widget import (
+    BROWSER_TEST,
+    cell,
+    draw_median,
+    lit,
+    measure_op_changes,
+    measure_shape_changes,
+    open_browser,
+    smallest_font_px,
+)
 
 NOTEBOOK = "interactives/broadcast_and_backward.ipynb"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,  # starts JupyterLab, a kernel and a browser: about 20 s
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
-                       reason=f"no Chromium at {CHROMIUM}: install it with "
-                              "`apt-get install -y chromium` to run the browser test"),
-]
+pytestmark = BROWSER_TEST  # starts JupyterLab, a kernel and a browser: about 20 s
 
 
 def test_the_widget_in_jupyterlab(lab_url, playwright, tmp_path):  # noqa: F811
