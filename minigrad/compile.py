@@ -401,6 +401,8 @@ class _Recorder:
             elif func is np.astype or func is np.copy:
                 self._add(np.copyto, (result, plain_args[0]), {"casting": "unsafe"},
                           described)
+            elif func is np.where and len(plain_args) == 3 and not plain_kwargs:
+                self._add(_where_into, (result, *plain_args), {}, described)
             else:
                 if _data_dependent_shape(func, args):  # checked like a value read
                     self.guards.append(len(self.ops))
@@ -476,6 +478,12 @@ def _compute_into(out: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, 
         raise _Unrecoverable(f"{getattr(func, '__name__', 'a call')} gave shape "
                              f"{np.shape(result)}, recorded {out.shape} (a data-dependent shape)")
     np.copyto(out, result, casting="unsafe")
+
+
+def _where_into(out: Any, condition: Any, a: Any, b: Any) -> None:
+    """``out[...] = np.where(condition, a, b)`` without a new array: the same values."""
+    np.copyto(out, b, casting="unsafe")
+    np.copyto(out, a, casting="unsafe", where=condition)
 
 
 def _data_dependent_shape(func: Any, args: tuple[Any, ...]) -> bool:
@@ -653,6 +661,8 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
     n = len(rec.ops)
     reads: list[set[int]] = []
     for fn, args, kwargs in rec.ops:
+        if fn in (_compute_into, _where_into, np.copyto, operator.setitem):
+            args = args[1:]  # the first argument is written, not read
         arrays = _arrays(args) + _arrays({k: v for k, v in kwargs.items() if k != "out"})
         reads.append({m for m in map(number, arrays) if m is not None})
     writes = rec.writes
@@ -690,7 +700,7 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
     for k in range(n):
         fn, args, kwargs = ops[k]
         if not alive[k] or not (fn is operator.setitem and args[1] is Ellipsis
-                                or fn is np.copyto and not kwargs):
+                                or fn is np.copyto and kwargs in ({}, {"casting": "unsafe"})):
             continue
         dst, src = (args[0], args[2]) if fn is operator.setitem else (args[0], args[1])
         if not isinstance(src, np.ndarray) or not isinstance(dst, np.ndarray):
@@ -701,24 +711,61 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         if (j is None or not alive[j] or r in out_owners or readers.get(r if r is not None else -1) != [k]
                 or any(r in writes[i] for i in range(n) if i != j and alive[i])
                 or src.shape != owner.shape or src.strides != owner.strides
-                or dst.shape != owner.shape or dst.strides != owner.strides
-                or dst.dtype != owner.dtype
+                or dst.shape != owner.shape
                 or src.__array_interface__["data"][0] != owner.__array_interface__["data"][0]):
             continue
+        jfn, jargs, jkwargs = ops[j]
+        cast = dst.dtype != owner.dtype
+        if cast and not (jfn in _COMPARISONS and jkwargs.keys() == {"out"}):
+            continue  # only a bool result is cast exactly the same way inside the ufunc
+        if [st // dst.itemsize for st in dst.strides] != [st // owner.itemsize
+                                                          for st in owner.strides]:
+            continue  # another memory layout could change how the call computes
         d = number(dst)
         if any(alive[i] and (d in reads[i] or d in writes[i]) for i in range(j + 1, k)):
             continue
-        jfn, jargs, jkwargs = ops[j]
         out = jkwargs.get("out")
         if isinstance(out, tuple) and len(out) == 1 and out[0] is owner:
-            ops[j] = (jfn, jargs, dict(jkwargs, out=(dst,)))
+            ops[j] = (jfn, jargs, dict(jkwargs, out=(dst,), **({"casting": "unsafe"}
+                                                                if cast else {})))
         elif out is owner:
             ops[j] = (jfn, jargs, dict(jkwargs, out=dst))
         else:
             continue
         writes[j] = writes[j] | writes[k]
         alive[k] = False
+
+    # 4. a value computed only to be checked: one call that computes and checks it
+    for k in rec.guards:
+        fn, args, kwargs = ops[k]
+        if fn is not _check or not alive[k] or len(args[1]) != 1:
+            continue
+        r = number(args[1][0])
+        j = rec.creator.get(r) if r is not None else None
+        if j is None or not alive[j] or ops[j][0] is not _compute_into or r in out_owners \
+                or readers.get(r if r is not None else -1) != [k]:
+            continue
+        _, (_, func, fargs, fkwargs), _ = ops[j]
+        convert, _, value, name = args
+        ops[k] = (_check, (_Composed(convert, func, fkwargs), tuple(fargs), value, name), {})
+        alive[j] = False
     return [(k, ops[k]) for k in range(n) if alive[k]]
+
+
+_COMPARISONS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
+                np.logical_and, np.logical_or, np.logical_not, np.isnan, np.isinf,
+                np.isfinite, np.signbit}
+
+
+class _Composed:
+    """``convert(func(*args, **kwargs))``: a guard's value computed and read in one call."""
+
+    def __init__(self, convert: Callable[[Any], Any], func: Callable[..., Any],
+                 kwargs: dict[str, Any]) -> None:
+        self.convert, self.func, self.kwargs = convert, func, kwargs
+
+    def __call__(self, *args: Any) -> Any:
+        return self.convert(self.func(*args, **self.kwargs))
 
 
 def _fast(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> tuple[Any, tuple[Any, ...],
