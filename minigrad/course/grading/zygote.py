@@ -24,8 +24,9 @@ Protocol on the control socket (a Unix socket pair; the grader holds the other e
 sends ``b"run"`` with two file descriptors attached (``SCM_RIGHTS``): the read end of the job
 pipe, which becomes the driver's standard input, and the write end of the result pipe, its
 standard output; each notebook gets pipes of its own, so nothing one notebook writes can be
-read as another's. The zygote answers ``b"exit <status>\\n"`` once everything of that notebook
-has ended (status as :attr:`subprocess.Popen.returncode`: negative for a signal). Before the
+read as another's. The zygote answers ``b"exit <status> <cpu seconds>\\n"`` once everything of
+that notebook has ended (status as :attr:`subprocess.Popen.returncode`: negative for a
+signal). Before the
 first notebook the zygote answers ``b"ready <error>\\n"``: empty when it could make a sandbox
 of its own (a kernel or container may forbid the namespaces), and the grader then uses it.
 """
@@ -204,11 +205,12 @@ def main() -> None:
             os._exit(code)
         for fd in fds:
             os.close(fd)
-        status = _status(os.waitpid(child, 0)[1])
+        _, wait_status, usage = os.wait4(child, 0)
+        status = _status(wait_status)
         code = -(status - 128) if status > 128 and status - 128 in signal.valid_signals() \
             else status
-        try:
-            control.sendall(f"exit {code}\n".encode())
+        try:   # with the CPU time the notebook's processes used (they have all been reaped)
+            control.sendall(f"exit {code} {usage.ru_utime + usage.ru_stime:.3f}\n".encode())
         except OSError:
             return
 
@@ -350,6 +352,8 @@ class Run:
         self.stdin = os.fdopen(job_w, "wb")
         self.stdout = os.fdopen(out_r, "rb")
         self.returncode: int | None = None
+        #: CPU seconds the notebook's processes used, once it has ended (as the zygote saw it)
+        self.cpu_seconds: float | None = None
 
     def _take(self, timeout: float | None) -> int | None:
         if self.returncode is None:
@@ -357,8 +361,9 @@ class Run:
             if line is not None and line.startswith("exit "):
                 try:
                     self.returncode = int(line.split()[1])
+                    self.cpu_seconds = float(line.split()[2])
                 except (IndexError, ValueError):
-                    self.returncode = 1
+                    self.returncode = 1 if self.returncode is None else self.returncode
             elif line is None and not self.zygote.alive():
                 self.returncode = self.zygote.process.poll() or -signal.SIGKILL
         return self.returncode
