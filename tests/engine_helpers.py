@@ -73,3 +73,17 @@ def host(xp, array) -> np.ndarray:
     if xp.__name__ == "cupy":
         return xp.asnumpy(array)
     return np.asarray(array._array)  # array-api-strict keeps a NumPy array inside
+
+
+def mlp_sgd_step(params: list[mg.Tensor], x: mg.Tensor, y: mg.Tensor,
+                 lr: float = 0.1) -> mg.Tensor:
+    """One step of plain SGD on a 2-layer ReLU network ``params = [w1, b1, w2, b2]`` with the
+    cross-entropy loss, written with tensors alone (no nn, no optim); returns the loss."""
+    w1, b1, w2, b2 = params
+    loss = mg.functional.cross_entropy((x @ w1 + b1).relu() @ w2 + b2, y)
+    loss.backward()
+    with mg.no_grad():
+        for p in params:
+            p.data -= lr * p.grad
+            p.grad = None
+    return loss

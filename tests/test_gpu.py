@@ -17,6 +17,7 @@ import types
 import array_api_strict
 import numpy as np
 import pytest
+from engine_helpers import mlp_sgd_step
 
 import minigrad as mg
 import minigrad.functional as F
@@ -199,13 +200,7 @@ def _train(device: str, steps: int = 10) -> list[np.ndarray]:
     params = [mg.tensor(p, requires_grad=True, device=device) for p in init]
     xs, ys = mg.tensor(x, device=device), mg.tensor(y, device=device)
     for _ in range(steps):
-        w1, b1, w2, b2 = params
-        loss = F.cross_entropy((xs @ w1 + b1).relu() @ w2 + b2, ys)
-        loss.backward()
-        with mg.no_grad():
-            for p in params:
-                p.data -= 0.1 * p.grad
-                p.grad = None
+        mlp_sgd_step(params, xs, ys)
     assert params[0].device == ("cpu" if device == "cpu" else "cuda:0")
     return [p.numpy() for p in params]
 

@@ -9,12 +9,11 @@ import weakref
 
 import numpy as np
 import pytest
+from engine_helpers import NAMESPACES, host, make, mlp_sgd_step, namespace
 
 import minigrad as mg
 import minigrad.functional as F
 from minigrad import graph
-
-from engine_helpers import NAMESPACES, host, make, namespace
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -207,17 +206,6 @@ def test_reshape_and_loss_errors():
 # --- memory: no cycles, saved arrays freed ---------------------------------------------------
 
 
-def _mlp_step(params, x, y):
-    w1, b1, w2, b2 = params
-    loss = F.cross_entropy((x @ w1 + b1).relu() @ w2 + b2, y)
-    loss.backward()
-    with mg.no_grad():
-        for p in params:
-            p.data -= 0.1 * p.grad
-            p.grad = None
-    return loss
-
-
 def test_graph_is_freed_by_reference_counting_alone():
     rng = np.random.default_rng(0)
     x = mg.tensor(rng.normal(size=(8, 2)))
@@ -246,10 +234,10 @@ def test_memory_stays_flat_over_1000_steps_with_gc_disabled():
     tracemalloc.start()
     try:
         for _ in range(50):
-            _mlp_step(params, x, y)
+            mlp_sgd_step(params, x, y)
         baseline = tracemalloc.take_snapshot()
         for _ in range(1000):
-            _mlp_step(params, x, y)
+            mlp_sgd_step(params, x, y)
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
@@ -381,7 +369,7 @@ def test_training_step_runs_in_namespace(ns):
         x = make(xp, rng.normal(size=(16, 2)), requires_grad=False)
         y = xp.asarray(rng.integers(0, 2, size=16)) if ns != "numpy" else rng.integers(0, 2, 16)
         params = [make(xp, rng.normal(size=s) * 0.5) for s in [(2, 8), (8,), (8, 2), (2,)]]
-        losses = [float(_mlp_step(params, x, y).data) for _ in range(20)]
+        losses = [float(mlp_sgd_step(params, x, y).data) for _ in range(20)]
         assert losses[-1] < losses[0]
         assert type(params[0].data) is type(x.data)
         reference = host(xp, params[0].data)
