@@ -18,14 +18,21 @@ from minigrad.graph import saved_bytes
 # The reference: the definitions written as plain loops, forward and backward.
 
 
-def loop_conv2d(x, w, b, stride, padding):
-    """out[n, o, i, j] = b[o] + sum_{c,a,e} w[o, c, a, e] * xpad[n, c, i*sh + a, j*sw + e]."""
-    (sh, sw), (ph, pw) = stride, padding
-    n, c, h, wd = x.shape
-    c_out, _, kh, kw = w.shape
+def zero_padded(x, padding):
+    """``x`` (N, C, H, W) with ``padding = (ph, pw)`` zeros around each image."""
+    (ph, pw), (n, c, h, wd) = padding, x.shape
     xpad = np.zeros((n, c, h + 2 * ph, wd + 2 * pw))
     xpad[:, :, ph:ph + h, pw:pw + wd] = x
-    oh, ow = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
+    return xpad
+
+
+def loop_conv2d(x, w, b, stride, padding):
+    """out[n, o, i, j] = b[o] + sum_{c,a,e} w[o, c, a, e] * xpad[n, c, i*sh + a, j*sw + e]."""
+    sh, sw = stride
+    xpad = zero_padded(x, padding)
+    n, _, hp, wp = xpad.shape
+    c_out, _, kh, kw = w.shape
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
     out = np.zeros((n, c_out, oh, ow))
     for i_n in range(n):
         for o in range(c_out):
@@ -39,10 +46,9 @@ def loop_conv2d(x, w, b, stride, padding):
 def loop_conv2d_backward(g, x, w, stride, padding):
     """The gradients of sum(g * conv2d(x, w, b)) by the chain rule, one output at a time."""
     (sh, sw), (ph, pw) = stride, padding
-    n, c, h, wd = x.shape
+    h, wd = x.shape[2:]
     _, _, kh, kw = w.shape
-    xpad = np.zeros((n, c, h + 2 * ph, wd + 2 * pw))
-    xpad[:, :, ph:ph + h, pw:pw + wd] = x
+    xpad = zero_padded(x, padding)
     dxpad, dw = np.zeros_like(xpad), np.zeros_like(w)
     for i_n, o, i, j in np.ndindex(*g.shape):
         rows, cols = slice(i * sh, i * sh + kh), slice(j * sw, j * sw + kw)
