@@ -85,6 +85,10 @@ class _Unrecoverable(Exception):
     """A replay met what the recording did not (a guard, a shape); nothing was changed yet."""
 
 
+_FOREIGN_WRITE = ("the step changes in place an array from outside the recording that "
+                  "belongs to no optimizer it drives (a parameter updated by hand? state kept "
+                  "in a module?): use an optimizer of minigrad.optim")
+
 _ACTIVE: _Recorder | None = None  # the recording in progress (one at a time)
 
 
@@ -311,15 +315,11 @@ class _Recorder:
         for w in arrays:
             owner = _owner(w)
             number = self.index.get(id(owner))
-            if number is None:  # a plain array made outside the recording, now written:
-                number = self._register(owner, "internal")  # reset it at each replay
-                snapshot = owner.copy()
-                self.ops.append((np.copyto, (owner, snapshot), {}))
-                self.signature.append(("reset", number, snapshot.shape, snapshot.tobytes()))
-                self.writes.append({number})
+            if number is None:  # an array from outside the recording, and not an optimizer's
+                self.problems.append(_FOREIGN_WRITE)
+                number = self._register(owner, "external")
             elif self.kinds[number] == "constant":
-                self.problems.append("the step changes in place an array made outside the "
-                                     "recorded calls")
+                self.problems.append(_FOREIGN_WRITE)
             self.unfilled.discard(number)
             written.add(number)
         return written

@@ -219,6 +219,33 @@ def test_a_number_that_changes_between_calls_is_not_baked_in():
     assert compiled.calls["replayed"] == 0 and weight[0] == 4.0
 
 
+def test_a_parameter_updated_by_hand_is_not_replayed():
+    model = mlp()
+
+    def step(x, y):  # the course's SGD, written out: no optimizer to watch
+        for p in model.parameters():
+            p.grad = None
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        with mg.no_grad():
+            for p in model.parameters():
+                p.data -= 0.1 * p.grad
+        return loss
+
+    reference = mlp()
+    compiled = mg.compile(step)
+    with pytest.warns(CompileWarning, match="belongs to no optimizer"):
+        for x, y in moons_batches(6):
+            loss = F.cross_entropy(reference(x), y)
+            for p in reference.parameters():
+                p.grad = None
+            loss.backward()
+            for p in reference.parameters():
+                p.data -= 0.1 * p.grad
+            assert compiled(x, y).item() == loss.item()
+    assert compiled.calls["replayed"] == 0
+
+
 def test_keyword_arguments_run_eagerly():
     _, _, step = trainer(mlp, OPTIMIZERS["sgd-momentum"])
     compiled = mg.compile(step)
