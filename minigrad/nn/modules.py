@@ -332,6 +332,21 @@ def _set_data(t: Tensor, data: Any) -> None:
 # Layers
 
 
+def _generator(layer: str, rng: Any, seed: int | None) -> Any:
+    """The random generator a layer draws its initial weights from: ``rng`` (a
+    ``numpy.random.Generator``) or one made from ``seed`` (None: fresh entropy), never both."""
+    if rng is not None and seed is not None:
+        raise ValueError(f"{layer}: pass rng or seed, not both")
+    return backend.default_rng(rng if rng is not None else seed)
+
+
+def _uniform_parameter(rng: Any, bound: float, shape: tuple[int, ...], dtype: Any,
+                       device: str | None) -> Parameter:
+    """A parameter drawn uniformly from ``[-bound, bound)``: PyTorch's initialisation of
+    Linear, Conv2d and the recurrent layers, with ``bound = 1 / sqrt(fan_in)``."""
+    return Parameter(backend.uniform(rng, -bound, bound, shape, dtype, device=device))
+
+
 class Linear(Module):
     """A fully connected layer: ``y = x @ weight.T + bias``.
 
@@ -361,15 +376,12 @@ class Linear(Module):
         for label, n in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(n, int) or n < 1:
                 raise ValueError(f"Linear: {label} must be a positive int; got {n!r}")
-        if rng is not None and seed is not None:
-            raise ValueError("Linear: pass rng or seed, not both")
-        rng = backend.default_rng(rng if rng is not None else seed)
+        rng = _generator("Linear", rng, seed)
         bound = 1.0 / in_features ** 0.5
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(backend.uniform(rng, -bound, bound, (out_features, in_features),
-                                                dtype, device=device))
-        self.bias = (Parameter(backend.uniform(rng, -bound, bound, (out_features,), dtype,
-                                               device=device)) if bias else None)
+        self.weight = _uniform_parameter(rng, bound, (out_features, in_features), dtype, device)
+        self.bias = (_uniform_parameter(rng, bound, (out_features,), dtype, device) if bias
+                     else None)
 
     def forward(self, x: Tensor) -> Tensor:
         """``x @ weight.T + bias``: one fused operation of the graph, :func:`F.linear`."""
@@ -578,20 +590,17 @@ class Conv2d(Module):
         for label, n in (("in_channels", in_channels), ("out_channels", out_channels)):
             if not isinstance(n, int) or n < 1:
                 raise ValueError(f"Conv2d: {label} must be a positive int; got {n!r}")
-        if rng is not None and seed is not None:
-            raise ValueError("Conv2d: pass rng or seed, not both")
+        rng = _generator("Conv2d", rng, seed)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = pair(kernel_size, "Conv2d", "kernel_size", low=1)
         self.stride = pair(stride, "Conv2d", "stride", low=1)
         self.padding = pair(padding, "Conv2d", "padding", low=0)
-        rng = backend.default_rng(rng if rng is not None else seed)
         kh, kw = self.kernel_size
         bound = 1.0 / (in_channels * kh * kw) ** 0.5
-        self.weight = Parameter(backend.uniform(rng, -bound, bound,
-                                                (out_channels, in_channels, kh, kw), dtype,
-                                                device=device))
-        self.bias = (Parameter(backend.uniform(rng, -bound, bound, (out_channels,), dtype,
-                                               device=device)) if bias else None)
+        self.weight = _uniform_parameter(rng, bound, (out_channels, in_channels, kh, kw), dtype,
+                                         device)
+        self.bias = (_uniform_parameter(rng, bound, (out_channels,), dtype, device) if bias
+                     else None)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)

@@ -48,9 +48,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import backend
 from ..tensor import Tensor, stack
-from .modules import Module, Parameter
+from .modules import Module, _generator, _uniform_parameter
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"]
 
@@ -117,11 +116,6 @@ def _check_sizes(layer: str, **sizes: int) -> None:
             raise ValueError(f"{layer}: {label} must be a positive int; got {n!r}")
 
 
-def _uniform_parameter(rng: Any, bound: float, shape: tuple[int, ...], dtype: Any,
-                       device: str | None) -> Parameter:
-    return Parameter(backend.uniform(rng, -bound, bound, shape, dtype, device=device))
-
-
 def _as_tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
 
@@ -150,9 +144,7 @@ class _CellBase(Module):
         super().__init__()
         layer = type(self).__name__
         _check_sizes(layer, input_size=input_size, hidden_size=hidden_size)
-        if rng is not None and seed is not None:
-            raise ValueError(f"{layer}: pass rng or seed, not both")
-        rng = backend.default_rng(rng if rng is not None else seed)
+        rng = _generator(layer, rng, seed)
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         rows = _GATES[self._mode] * hidden_size
         bound = 1.0 / math.sqrt(hidden_size)  # PyTorch: every parameter ~ U(-1/sqrt(H), 1/sqrt(H))
@@ -301,9 +293,7 @@ class _RNNBase(Module):
         layer = type(self).__name__
         _check_sizes(layer, input_size=input_size, hidden_size=hidden_size,
                      num_layers=num_layers)
-        if rng is not None and seed is not None:
-            raise ValueError(f"{layer}: pass rng or seed, not both")
-        rng = backend.default_rng(rng if rng is not None else seed)
+        rng = _generator(layer, rng, seed)
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first = bias, batch_first
         rows = _GATES[self._mode] * hidden_size
