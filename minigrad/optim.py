@@ -51,7 +51,7 @@ NewBuffer = Callable[[str], Array]  # name of a state -> a zero array for it
 
 # minigrad.compile (compile.py) sets this while it watches a step run: it is called with each
 # optimizer whose step() runs, so that a compiled step learns which optimizers it drives.
-_step_observer: Callable[["Optimizer"], None] | None = None
+_step_observer: Callable[[Optimizer], None] | None = None
 
 
 class Optimizer:
@@ -589,7 +589,7 @@ class Adam(Optimizer):
 
     def _update(self, p: Array, g: Array, state: dict[str, Any], new_buffer: NewBuffer,
                 scratch: Array | None = None) -> None:
-        lr, (beta1, beta2), eps, weight_decay = self.lr, self.betas, self.eps, self.weight_decay
+        (beta1, beta2), eps, weight_decay = self.betas, self.eps, self.weight_decay
         xp = backend.namespace(p)
         if weight_decay != 0:
             g = g + weight_decay * p

@@ -104,7 +104,7 @@ def test_moons_mlp_bit_for_bit_over_100_steps(kind):
 
 
 def test_adam_state_follows_the_replays():
-    compiled, opt = assert_same_training(mlp, OPTIMIZERS["adam"], moons_batches(20))
+    _, opt = assert_same_training(mlp, OPTIMIZERS["adam"], moons_batches(20))
     assert [s["step"] for s in opt.state] == [20] * 6  # counted by the replays too
 
 
@@ -189,8 +189,8 @@ def test_dropout_is_not_replayed():
     def make():
         return nn.Sequential(nn.Linear(2, 16, seed=0), nn.Dropout(0.5, seed=1),
                              nn.Linear(16, 2, seed=2))
-    model_a, _, step_a = trainer(make, OPTIMIZERS["sgd-momentum"])
-    model_b, _, step_b = trainer(make, OPTIMIZERS["sgd-momentum"])
+    _, _, step_a = trainer(make, OPTIMIZERS["sgd-momentum"])
+    _, _, step_b = trainer(make, OPTIMIZERS["sgd-momentum"])
     compiled = mg.compile(step_b)
     with pytest.warns(CompileWarning, match="random numbers"):
         for x, y in moons_batches(10):
