@@ -18,11 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from minigrad.export.c import build_command, compile_executable, compile_training_step
 from minigrad.data import moons
+from minigrad.export.c import build_command, compile_executable, compile_training_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the network of train_moons.py
-from train_moons import build_model  # noqa: E402
+from train_moons import build_model
 
 
 def main(argv: list[str] | None = None) -> str:

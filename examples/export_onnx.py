@@ -26,7 +26,7 @@ from minigrad.data import moons
 from minigrad.export.onnx import INSTALL_HINT, export
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the network and training of
-from train_moons import build_model, train  # noqa: E402   # train_moons.py, written once
+from train_moons import build_model, train  # train_moons.py, written once
 
 
 def main(argv: list[str] | None = None) -> float:
