@@ -171,6 +171,19 @@ def _bench_case(case: GpuCase) -> Any:
                 case.momentum)
 
 
+def _sgd_step(model: Any, opt: Any, data: list, cross_entropy: Callable) -> Callable[[int], Any]:
+    """``step(i)``: one optimizer step of ``model`` on batch ``i`` of ``data`` (cyclic), in
+    minigrad or PyTorch alike; returns the loss unread (reading it would wait for the device)."""
+    def step(i: int) -> Any:
+        x, y = data[i % len(data)]
+        opt.zero_grad()
+        loss = cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def minigrad_step(case: GpuCase, batches: list, params: list, device: str
                   ) -> tuple[Callable[[int], float], Callable[[], None]]:
     """``step(i)`` trains on batch ``i`` and returns its loss (a Tensor), and ``sync()``."""
@@ -182,15 +195,7 @@ def minigrad_step(case: GpuCase, batches: list, params: list, device: str
     model = _model(_bench_case(case), params).to(device)
     opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum)
     data = [(mg.tensor(x, device=device), mg.tensor(y, device=device)) for x, y in batches]
-
-    def step(i: int) -> Any:
-        x, y = data[i % len(data)]
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = _sgd_step(model, opt, data, F.cross_entropy)
     if device == "cpu":
         return step, lambda: None
     import cupy
@@ -207,15 +212,7 @@ def torch_step(case: GpuCase, batches: list, params: list, device: str
     model = _model(_bench_case(case), params).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum)
     data = [(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)) for x, y in batches]
-
-    def step(i: int) -> Any:
-        x, y = data[i % len(data)]
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = _sgd_step(model, opt, data, F.cross_entropy)
     if device == "cpu":
         return step, lambda: None
     return step, torch.cuda.synchronize
