@@ -83,6 +83,8 @@ def topological_order(root: Node, parents: Callable[[Node], Iterable[Node]] = _p
     >>> [n.name for n in topological_order(c)]
     ['a', 'b', 'c']
     """
+    # The same walk as the solution of exercise 1.2 (solutions/01_…), on purpose: the course's
+    # reference is what students write.
     order: list[Node] = []
     visited: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]

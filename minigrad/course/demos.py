@@ -223,6 +223,7 @@ def _lesson4() -> dict[str, Any]:
         return {"W1": np.outer(delta1, x), "b1": delta1, "W2": np.outer(delta2, h),
                 "b2": delta2}
 
+    # The solution of exercise 4.3 as students write it (solutions/04_…: a pair on purpose).
     def train(model: nn.Module, X: np.ndarray, y: np.ndarray, steps: int,
               lr: float) -> list[float]:
         inputs, opt, losses = Tensor(X), optim.SGD(model.parameters(), lr=lr), []
