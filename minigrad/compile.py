@@ -385,9 +385,8 @@ class _Recorder:
         if fill != "other":
             wrapped = self._result(result)
             if fill is not None:  # zeros_like, ones_like, full_like: refill at each replay
-                snapshot = result.copy()
                 self.fills.add(len(self.ops))
-                self._add(np.copyto, (result, snapshot), {}, described)
+                self._add(np.copyto, (result, _fill_value(result)), {}, described)
             else:  # empty_like: its values come from whoever fills it
                 self.unfilled.add(self.index[id(_owner(result))])
                 return wrapped
@@ -505,6 +504,15 @@ def _check(convert: Callable[..., Any], args: tuple[Any, ...], value: Any, name:
 # Patching NumPy's creation functions while recording
 
 
+def _fill_value(a: Any) -> Any:
+    """What refills ``a`` (a new array of zeros, ones, ...): its one value as a 0-d array of
+    its dtype when all are equal (a fill, cheaper than a copy), else a copy of it."""
+    flat = a.reshape(-1)
+    if flat.size and bool((flat == flat[0]).all()):
+        return np.array(flat[0], dtype=a.dtype)
+    return a.copy()
+
+
 def _patched_creator(original: Callable[..., Any], fill: Any) -> Callable[..., Any]:
     @functools.wraps(original)
     def create(*args: Any, **kwargs: Any) -> Any:
@@ -518,7 +526,7 @@ def _patched_creator(original: Callable[..., Any], fill: Any) -> Callable[..., A
         else:
             snapshot = result.copy()
             rec.fills.add(len(rec.ops))
-            rec._add(np.copyto, (result, snapshot), {},
+            rec._add(np.copyto, (result, _fill_value(result)), {},
                      ("create", original.__name__, result.shape, result.dtype.str,
                       snapshot.tobytes()))
             rec.creator[rec.index[id(result)]] = len(rec.ops) - 1
