@@ -850,8 +850,8 @@ class CompiledStep:
         key = None if kwargs else _key(args)
         if key is None:
             return self._eager(args, kwargs, None,
-                               "keyword arguments, or arguments that are not NumPy arrays, "
-                               "tensors or Python numbers")
+                               "keyword arguments, a tensor that requires grad, or "
+                               "arguments that are not NumPy arrays, tensors or Python numbers")
         entry = self.entries.get(key)
         if entry is not None and entry.program is not None:
             if entry.program.valid():
