@@ -8,8 +8,8 @@
 1. :func:`check_gradient`: the gradient that the engine computes back through every step of
    the simulation, compared once with central finite differences;
 2. :func:`fit`: steps of Adam on the loss, recording the loss before each step;
-3. :func:`loss_figure` and :func:`save_figure`: a figure with the loss history in its last
-   panel, saved as a PNG.
+3. :func:`loss_figure`, :func:`label_panel` and :func:`save_figure`: a figure with the loss
+   history in its last panel, saved as a PNG.
 
 Each simulator puts this folder on ``sys.path`` to import it, so they run from anywhere.
 """
@@ -94,6 +94,14 @@ def loss_figure(panels: int, figsize: tuple[float, float]) -> tuple[Any, list[An
 
     fig, axes = plt.subplots(1, panels, figsize=figsize, dpi=100)
     return fig, list(axes)
+
+
+def label_panel(ax: Any, xlabel: str, ylabel: str, title: str) -> None:
+    """Name a panel's axes, title it, and show the legend of what was plotted in it."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
 
 
 def save_figure(fig: Any, history: list[float], loss_name: str, path: str) -> None:

@@ -25,7 +25,14 @@ import numpy as np
 import minigrad as mg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
-from fitting import check_gradient, command_line, fit, loss_figure, save_figure
+from fitting import (
+    check_gradient,
+    command_line,
+    fit,
+    label_panel,
+    loss_figure,
+    save_figure,
+)
 
 GRAVITY = 9.81  # m/s^2
 DRAG = 0.02  # 1/m: the drag acceleration is DRAG * speed^2
@@ -106,10 +113,7 @@ def plot(before: list, after: list, target: tuple[float, float], history: list[f
         xy = np.array(points)
         ax.plot(xy[:, 0], xy[:, 1], style, label=label)
     ax.plot(*target, "r*", markersize=14, label="target")
-    ax.set_xlabel("x (m)")
-    ax.set_ylabel("y (m)")
-    ax.set_title("projectile with air drag, aimed by gradient descent")
-    ax.legend()
+    label_panel(ax, "x (m)", "y (m)", "projectile with air drag, aimed by gradient descent")
     save_figure(fig, history, "miss distance squared (m$^2$)", path)
 
 

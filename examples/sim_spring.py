@@ -25,7 +25,14 @@ import minigrad as mg
 import minigrad.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
-from fitting import check_gradient, command_line, fit, loss_figure, save_figure
+from fitting import (
+    check_gradient,
+    command_line,
+    fit,
+    label_panel,
+    loss_figure,
+    save_figure,
+)
 
 DT, STEPS = 0.02, 250  # 5 seconds of observations
 TRUE_K, TRUE_C = 4.0, 0.5
@@ -83,10 +90,7 @@ def plot(observed: np.ndarray, clean: np.ndarray, fitted: np.ndarray, history: l
     ax.plot(t, observed, ".", markersize=3, color="0.6", label="noisy observations")
     ax.plot(t, clean, "-", label=f"true: k={TRUE_K:g}, c={TRUE_C:g}")
     ax.plot(t, fitted, "--", label="fitted")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("position")
-    ax.set_title("mass-spring-damper: parameters from data")
-    ax.legend()
+    label_panel(ax, "time (s)", "position", "mass-spring-damper: parameters from data")
     save_figure(fig, history, "mean squared misfit", path)
 
 
