@@ -53,6 +53,10 @@ computes what the step would:
 * a step that takes keyword arguments, tensors that require grad, or arrays that are not
   NumPy's (CuPy, array-api-strict): eager.
 
+What it cannot see: Python state the step's code branches on that is not an array value, such
+as ``model.train()`` / ``model.eval()`` or ``requires_grad`` switched between calls. A replay
+repeats what the recorded calls did; compile a separate step for each mode.
+
 Changing an optimizer's hyperparameters (``opt.lr = ...``) or loading its state makes the next
 call record again; replacing a parameter's array (``p.data = ...``) too. What a replay returns
 is a new tensor holding a copy of what the step returned (the loss), without a graph. After a
@@ -962,8 +966,12 @@ class CompiledStep:
         if outputs is None:
             problems.append(f"the step returns a {type(result).__name__}; a compiled step may "
                             "return a tensor, a tuple of tensors, or None")
+        # the first call that changes state an eager call would read: after it, a replay that
+        # stops cannot hand over to the eager step (filling with a constant, as
+        # zero_grad(set_to_none=False) does, is not such a change: the eager step does it too)
         first_write = min((k for k, w in enumerate(rec.writes)
-                           if any(rec.kinds[n] in ("external",) for n in w)), default=None)
+                           if any(rec.kinds[n] == "external" for n in w)
+                           and not _constant_fill(rec.ops[k])), default=None)
         late = [k for k in rec.guards if first_write is not None and k > first_write]
         if late:
             problems.append("a value is read into Python after the step began to change "
@@ -982,6 +990,13 @@ class CompiledStep:
         else:
             entry.signature = rec.signature
         return _plain_result(result, rec)
+
+
+def _constant_fill(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> bool:
+    """Whether a recorded call sets its target to one constant (``a[...] = 0``)."""
+    fn, args, _ = call
+    value = args[2] if fn is operator.setitem else args[1] if fn is np.copyto else None
+    return isinstance(value, (int, float, np.generic)) and not isinstance(value, bool)
 
 
 def _key(args: tuple[Any, ...]) -> Any:

@@ -103,6 +103,28 @@ def test_moons_mlp_bit_for_bit_over_100_steps(kind):
     assert compiled.reasons == {}
 
 
+def test_zero_grad_to_zeros_and_no_return_value():
+    # zero_grad(set_to_none=False) zeroes the gradient buffers in place: recorded and replayed
+    def run(compiled):
+        model = mlp()
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            opt.zero_grad(set_to_none=False)
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+
+        step = mg.compile(step) if compiled else step
+        for x, y in moons_batches(30):
+            assert step(x, y) is None
+        return model, step
+
+    (eager, _), (model, step) = run(False), run(True)
+    assert step.calls["replayed"] == 27
+    for p, q in zip(eager.parameters(), model.parameters()):
+        assert np.array_equal(p.data, q.data) and np.array_equal(p.grad, q.grad)
+
+
 def test_adam_state_follows_the_replays():
     _, opt = assert_same_training(mlp, OPTIMIZERS["adam"], moons_batches(20))
     assert [s["step"] for s in opt.state] == [20] * 6  # counted by the replays too
