@@ -25,8 +25,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, fail,
-                                    numerical_vjp, passed, require_student, show, student_code,
-                                    with_globals)
+                                    numerical_vjp, received, require_student, sent, show,
+                                    student_code, with_globals)
 from minigrad._utils import topological_order as _ref_topological_order
 from minigrad.course.scalar import Var
 
@@ -462,7 +462,7 @@ def _backward_run(probes: dict, backward: Callable) -> dict:
                 fail(case, f"the closure of {node!r} ran {n} times; it must run exactly once",
                      "run each closure once, after its node's gradient is complete: loop over "
                      "reversed(topological_order(self)) and nothing else")
-        results.append({"root": _plain(root.grad), "leaves": [_plain(t.grad) for t in leaves],
+        results.append({"root": sent(root.grad), "leaves": [sent(t.grad) for t in leaves],
                         "shared": _shared_gradients(root)})
     # gradients add up across two backward calls that share a leaf (as with Var and PyTorch)
     xv, yv = _accumulate_values(probes["seed"])
@@ -470,7 +470,7 @@ def _backward_run(probes: dict, backward: Callable) -> dict:
     with student_code(f"{check}, case '{_ACCUMULATE}'", "backward()"):
         fn(_r_mul(x, y, "z1"))
         fn(_r_exp(x, "z2"))
-    return {"cases": results, "accumulated": _plain(x.grad)}
+    return {"cases": results, "accumulated": sent(x.grad)}
 
 
 def _backward_judge(probes: dict, outputs: dict) -> str:
@@ -671,17 +671,6 @@ def _case_label(name: str, k: int, n: int, inputs: Sequence[Any], extra: Sequenc
             f"{tuple(np.shape(inputs[0]))}")
 
 
-def _plain(x: Any) -> Any:
-    """A value the student's code returned, as plain data: None, a float array, or a
-    description of what it is."""
-    if x is None:
-        return None
-    try:
-        return np.array(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        return {"not an array": f"{type(x).__module__}.{type(x).__qualname__}: {show(x)}"}
-
-
 def _op_run(probes: dict[str, Any], fn: Callable) -> dict[str, Any]:
     """Apply the student's operation to the probes; return its forward values and gradients."""
     name = probes["op"]
@@ -701,7 +690,7 @@ def _op_run(probes: dict[str, Any], fn: Callable) -> dict[str, Any]:
             if not isinstance(out, T):
                 fail(case, f"{name} returned {type(out).__name__} {show(out)}; expected a Tensor",
                      f"return Tensor({op.formula}, parents, vjp)")
-            forward = _plain(out.data)
+            forward = sent(out.data)
             _unchanged(case, name, inputs, arrays, "")
             parents = getattr(out, "parents", None)
             if not isinstance(parents, tuple) or len(parents) != len(inputs) or \
@@ -733,7 +722,7 @@ def _op_run(probes: dict[str, Any], fn: Callable) -> dict[str, Any]:
             with student_code(case, f"your {name} (run again for finite differences)"):
                 fd = numerical_vjp(lambda *xs: student(*(T(x) for x in xs), *extra).data,
                                    arrays, g)
-            results.append({"forward": forward, "grads": [_plain(x) for x in grads],
+            results.append({"forward": forward, "grads": [sent(x) for x in grads],
                             "fd": fd})
         groups.append(results)
     first = probes["groups"][0]
@@ -757,14 +746,6 @@ def _unchanged(case: str, name: str, inputs: Sequence[T], arrays: Sequence[np.nd
                                  "input's data")
 
 
-def _as_array(got: Any, case: str, what: str, cause: str) -> np.ndarray:
-    if got is None:
-        fail(case, f"{what} is None", cause)
-    if isinstance(got, dict) and "not an array" in got:
-        fail(case, f"{what} should be a number or an array; got {got['not an array']}", cause)
-    return np.asarray(got, dtype=np.float64)
-
-
 def _op_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
     """Compare what the student's operation produced with the scalar engine; the ✓ text."""
     name = probes["op"]
@@ -783,7 +764,7 @@ def _op_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
             shape = arrays[0].shape
             case = _case_label(name, k, len(group["cases"]), arrays, extra)
             var_value, var_local = _var_elementwise(lambda *v: op.var_fn(*v, *extra), arrays)
-            forward = _as_array(result["forward"], case, "the forward value", "")
+            forward = received(result["forward"], case, "the forward value", "")
             assert_close(forward, var_value, case, "the forward value",
                          f"the forward value should be {op.formula}" if not extra else
                          f"the forward value should be a.data ** {extra[0]}")
@@ -794,7 +775,7 @@ def _op_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
             g = np.asarray(case_probe["g"], dtype=np.float64)
             for i, (got, local, fd) in enumerate(zip(grads, var_local, result["fd"])):
                 what = f"the gradient for {_LETTERS[i]}"
-                got = _as_array(got, case, what, op.causes[i])
+                got = received(got, case, what, op.causes[i])
                 if got.shape != shape:
                     fail(case, f"{what} has shape {got.shape} but {_LETTERS[i]} has shape "
                                f"{shape}", "in an elementwise operation each input's gradient "
@@ -880,7 +861,8 @@ div = _one_operation("div", "1.4", "Part of exercise 1.4: ``div(a, b)`` alone.")
 power = _one_operation("power", "1.5", "``power(a, p)`` for a Python number ``p`` (inputs kept "
                                        "positive; the lesson gives it).")
 exp = _one_operation("exp", "1.5", "Part of exercise 1.5: ``exp(a)`` alone.")
-log = _one_operation("log", "1.5", "Part of exercise 1.5: ``log(a)`` alone (inputs kept positive).")
+log = _one_operation("log", "1.5", "Part of exercise 1.5: ``log(a)`` alone (inputs kept "
+                                   "positive).")
 tanh = _one_operation("tanh", "1.5", "Part of exercise 1.5: ``tanh(a)`` alone.")
 relu = _one_operation("relu", "1.5", "Part of exercise 1.5: ``relu(a)`` alone (inputs exactly "
                                      "at 0 included).")
