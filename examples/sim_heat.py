@@ -29,7 +29,7 @@ import minigrad as mg
 import minigrad.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
-from fitting import check_gradient, command_line, fit, loss_figure, save_figure
+import fitting
 
 SIZE, STEPS, ALPHA = 32, 100, 0.2  # alpha <= 0.25 keeps the explicit scheme stable
 WIDTH = 2.0  # the spot's standard deviation, in cells (known)
@@ -67,8 +67,9 @@ def misfit(plate: Plate, spot: mg.Tensor, observed: mg.Tensor) -> mg.Tensor:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    args = command_line(__doc__, argv, iterations=120, lr=0.5, smoke={"iterations": 80},
-                        plot="save the pictures here", seed="seed of the snapshot's noise")
+    args = fitting.command_line(__doc__, argv, iterations=120, lr=0.5,
+                                smoke={"iterations": 80}, plot="save the pictures here",
+                                seed="seed of the snapshot's noise")
 
     plate = Plate(args.device)
     initial = plate.hot_spot(mg.tensor(TRUE_SPOT, device=args.device))
@@ -79,8 +80,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"started at {TRUE_SPOT[2]:g}), noise {NOISE}")
 
     spot = mg.tensor(START_SPOT, device=args.device, requires_grad=True)
-    rel = check_gradient(lambda s: misfit(plate, s, observed), spot)
-    history = fit(lambda s: misfit(plate, s, observed), spot, args.lr, args.iterations)
+    rel = fitting.check_gradient(lambda s: misfit(plate, s, observed), spot)
+    history = fitting.fit(lambda s: misfit(plate, s, observed), spot, args.lr, args.iterations)
     col, row, height = (float(v) for v in spot.numpy())
     print(f"after {args.iterations} steps of Adam on {plate.second_difference.device}: mean "
           f"squared misfit {misfit(plate, spot, observed).item():.2e}")
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 def plot(initial: np.ndarray, observed: np.ndarray, recovered: np.ndarray,
          history: list[float], path: str) -> None:
     """The true start, the snapshot, the recovered start, and the loss per iteration."""
-    fig, axes = loss_figure(4, figsize=(14, 3.4))
+    fig, axes = fitting.loss_figure(4, figsize=(14, 3.4))
     for ax, image, title in ((axes[0], initial, "true start (hidden)"),
                              (axes[1], observed, f"snapshot after {STEPS} steps"),
                              (axes[2], recovered, "recovered start")):
@@ -105,7 +106,7 @@ def plot(initial: np.ndarray, observed: np.ndarray, recovered: np.ndarray,
         ax.set_xticks([])
         ax.set_yticks([])
         fig.colorbar(shown, ax=ax, fraction=0.046)
-    save_figure(fig, history, "mean squared misfit", path)
+    fitting.save_figure(fig, history, "mean squared misfit", path)
 
 
 if __name__ == "__main__":

@@ -25,14 +25,7 @@ import numpy as np
 import minigrad as mg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
-from fitting import (
-    check_gradient,
-    command_line,
-    fit,
-    label_panel,
-    loss_figure,
-    save_figure,
-)
+import fitting
 
 GRAVITY = 9.81  # m/s^2
 DRAG = 0.02  # 1/m: the drag acceleration is DRAG * speed^2
@@ -76,10 +69,10 @@ def as_launch(angle_deg: float, speed: float, device: str | None) -> mg.Tensor:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    args = command_line(__doc__, argv, iterations=150, lr=0.05,
-                        smoke={"steps": 100, "iterations": 110},
-                        plot="save the trajectories here",
-                        steps=(300, "Euler steps over the flight"))
+    args = fitting.command_line(__doc__, argv, iterations=150, lr=0.05,
+                                smoke={"steps": 100, "iterations": 110},
+                                plot="save the trajectories here",
+                                steps=(300, "Euler steps over the flight"))
 
     target, _ = simulate(as_launch(TRUE_ANGLE, TRUE_SPEED, args.device), args.steps)
     x_t, y_t = (float(v) for v in target.numpy())
@@ -88,9 +81,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     launch = as_launch(START_ANGLE, START_SPEED, args.device).requires_grad_()
     # The gradient through the whole simulation, checked once against finite differences.
-    rel = check_gradient(lambda p: miss(p, target, args.steps), launch)
+    rel = fitting.check_gradient(lambda p: miss(p, target, args.steps), launch)
     start_path = simulate(launch, args.steps, keep_path=True)[1]
-    history = fit(lambda p: miss(p, target, args.steps), launch, args.lr, args.iterations)
+    history = fitting.fit(lambda p: miss(p, target, args.steps), launch, args.lr, args.iterations)
     angle, speed = (float(v) for v in launch.numpy())
     angle, speed = math.degrees(angle), speed * SPEED_SCALE
     final_miss = math.sqrt(miss(launch, target, args.steps).item())
@@ -107,14 +100,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 def plot(before: list, after: list, target: tuple[float, float], history: list[float],
          path: str) -> None:
     """The first and the fitted trajectories, the target, and the loss per iteration."""
-    fig, (ax, _) = loss_figure(2, figsize=(10, 4))
+    fig, (ax, _) = fitting.loss_figure(2, figsize=(10, 4))
     for points, label, style in ((before, f"start: {START_ANGLE:g} deg, {START_SPEED:g} m/s",
                                   "--"), (after, "fitted", "-")):
         xy = np.array(points)
         ax.plot(xy[:, 0], xy[:, 1], style, label=label)
     ax.plot(*target, "r*", markersize=14, label="target")
-    label_panel(ax, "x (m)", "y (m)", "projectile with air drag, aimed by gradient descent")
-    save_figure(fig, history, "miss distance squared (m$^2$)", path)
+    fitting.label_panel(ax, "x (m)", "y (m)",
+                        "projectile with air drag, aimed by gradient descent")
+    fitting.save_figure(fig, history, "miss distance squared (m$^2$)", path)
 
 
 if __name__ == "__main__":

@@ -25,14 +25,7 @@ import minigrad as mg
 import minigrad.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fitting.py: what the simulators share
-from fitting import (
-    check_gradient,
-    command_line,
-    fit,
-    label_panel,
-    loss_figure,
-    save_figure,
-)
+import fitting
 
 DT, STEPS = 0.02, 250  # 5 seconds of observations
 TRUE_K, TRUE_C = 4.0, 0.5
@@ -60,8 +53,9 @@ def misfit(params: mg.Tensor, observed: mg.Tensor) -> mg.Tensor:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    args = command_line(__doc__, argv, iterations=200, lr=0.05, smoke={"iterations": 120},
-                        plot="save the fit here", seed="seed of the measurement noise")
+    args = fitting.command_line(__doc__, argv, iterations=200, lr=0.05,
+                                smoke={"iterations": 120}, plot="save the fit here",
+                                seed="seed of the measurement noise")
 
     clean = simulate(mg.tensor([TRUE_K, TRUE_C], device=args.device))
     noise = np.random.default_rng(args.seed).normal(0.0, NOISE, STEPS)
@@ -70,8 +64,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"c = {TRUE_C:g}")
 
     params = mg.tensor([START_K, START_C], device=args.device, requires_grad=True)
-    rel = check_gradient(lambda p: misfit(p, observed), params)
-    history = fit(lambda p: misfit(p, observed), params, args.lr, args.iterations)
+    rel = fitting.check_gradient(lambda p: misfit(p, observed), params)
+    history = fitting.fit(lambda p: misfit(p, observed), params, args.lr, args.iterations)
     k, c = (float(v) for v in params.numpy())
     print(f"after {args.iterations} steps of Adam: mean squared misfit "
           f"{misfit(params, observed).item():.5f} (the noise alone gives {NOISE ** 2:.5f})")
@@ -86,12 +80,12 @@ def plot(observed: np.ndarray, clean: np.ndarray, fitted: np.ndarray, history: l
          path: str) -> None:
     """Observations, the true and the fitted motion, and the loss per iteration."""
     t = DT * np.arange(1, STEPS + 1)
-    fig, (ax, _) = loss_figure(2, figsize=(10, 4))
+    fig, (ax, _) = fitting.loss_figure(2, figsize=(10, 4))
     ax.plot(t, observed, ".", markersize=3, color="0.6", label="noisy observations")
     ax.plot(t, clean, "-", label=f"true: k={TRUE_K:g}, c={TRUE_C:g}")
     ax.plot(t, fitted, "--", label="fitted")
-    label_panel(ax, "time (s)", "position", "mass-spring-damper: parameters from data")
-    save_figure(fig, history, "mean squared misfit", path)
+    fitting.label_panel(ax, "time (s)", "position", "mass-spring-damper: parameters from data")
+    fitting.save_figure(fig, history, "mean squared misfit", path)
 
 
 if __name__ == "__main__":
