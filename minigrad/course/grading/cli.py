@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from .lessons import LessonError
         from .report import read_gradebook, summary, write_report
-        from .runner import GraderError, GradingOptions, grade
+        from .runner import _ZYGOTES, GraderError, GradingOptions, grade
     except ModuleNotFoundError as exc:
         from . import MISSING
         print(f"minigrad-grade: error: {MISSING.format(exc.name)}", file=sys.stderr)
@@ -108,22 +108,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("minigrad-grade: warning: --no-sandbox: the notebooks run with your rights; "
                   "a submission can read and change your files, see your environment, use the "
                   "network and leave processes behind", file=sys.stderr)
-        if not args.no_preflight:
-            from .lessons import load_lessons
-            from .preflight import preflight
-            from .sandbox import available
-            if options.sandbox and available() is not None:
-                raise GraderError(f"no sandbox: {available()}; --no-sandbox runs the notebooks "
-                                  "with your rights: use it only in a throwaway container")
-            checked = preflight(load_lessons(args.released, args.checks_package),
-                                args.solutions, options)
-            if not checked.ok:
-                raise GraderError(checked.message)
-            if not args.quiet:
-                print(checked.message, file=sys.stderr)
-        book = grade(args.paths, students=args.student, jobs=args.jobs, released=args.released,
-                     checks_package=args.checks_package, options=options,
-                     progress=False if args.no_progress else None)
+        with _ZYGOTES.kept():   # the preflight's warm zygote serves the students too
+            if not args.no_preflight:
+                from .lessons import load_lessons
+                from .preflight import preflight
+                from .sandbox import available
+                if options.sandbox and available() is not None:
+                    raise GraderError(f"no sandbox: {available()}; --no-sandbox runs the "
+                                      "notebooks with your rights: use it only in a throwaway "
+                                      "container")
+                checked = preflight(load_lessons(args.released, args.checks_package),
+                                    args.solutions, options)
+                if not checked.ok:
+                    raise GraderError(checked.message)
+                if not args.quiet:
+                    print(checked.message, file=sys.stderr)
+            book = grade(args.paths, students=args.student, jobs=args.jobs,
+                         released=args.released, checks_package=args.checks_package,
+                         options=options, progress=False if args.no_progress else None)
     except (GraderError, LessonError) as exc:
         print(f"minigrad-grade: error: {exc}", file=sys.stderr)
         return 2

@@ -265,7 +265,7 @@ class _Zygotes:
             with self._lock:
                 self.unavailable = str(exc)
             return None
-        zygote.uid = uid  # type: ignore[attr-defined]
+        zygote.uid = uid
         return zygote
 
     def give_back(self, zygote: Zygote) -> None:
@@ -508,8 +508,9 @@ def _drain(lines: "queue.Queue[bytes | None]", seconds: float = 2.0) -> None:
             continue
 
 
-def _collect(process: subprocess.Popen[bytes], lines: "queue.Queue[bytes | None]", steps: list[Step],
-             results: list[StepResult], options: GradingOptions, execution: Execution) -> None:
+def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes | None]",
+             steps: list[Step], results: list[StepResult], options: GradingOptions,
+             execution: Execution) -> None:
     """Read one record per step, in order, within the time limits."""
     try:   # the driver says when its Python and IPython are up (not a step's time)
         ready = lines.get(timeout=options.startup_timeout)

@@ -70,7 +70,9 @@ def _call(result: int, what: str) -> None:
 
 def _mount(source: str | None, target: str, kind: str | None, flags: int,
            data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)
+    def enc(text: str | None) -> bytes | None:
+        return text.encode() if text is not None else None
+
     _call(_libc.mount(enc(source), enc(target), enc(kind), flags, enc(data)), f"mount {target}")
 
 
@@ -245,6 +247,8 @@ class Zygote:
         import subprocess
 
         self.key, self._on_close, self._buffer, self._closed = key, on_close, b"", False
+        #: The user id its notebooks run as (as root; None otherwise), set by the runner.
+        self.uid: int | None = None
         ours, theirs = socket.socketpair()
         try:
             self.process = subprocess.Popen(argv, stdin=theirs.fileno(),
