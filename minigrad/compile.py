@@ -370,6 +370,9 @@ class _Recorder:
             self._add(func, args, kwargs, ("call", name, self._describe((args, kwargs))),
                       written)
             return None
+        if isinstance(result, (tuple, list)) and not _arrays(result):  # np.shape: a value
+            self.guard(lambda *a: func(*a, **_plain(kwargs)), args, result, name)
+            return result
         if isinstance(result, (tuple, list)):
             if all(isinstance(r, np.ndarray) and self._is_view(r, args) for r in result):
                 return type(result)(self._view(r) for r in result)

@@ -268,6 +268,32 @@ def test_a_parameter_updated_by_hand_is_not_replayed():
     assert compiled.calls["replayed"] == 0
 
 
+def test_a_data_dependent_shape_stops_the_replay_before_any_change():
+    def make():
+        model = mlp()
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y, keep):  # train on the rows a boolean mask keeps: a shape from values
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x)[keep], y[keep])
+            loss.backward()
+            opt.step()
+            return loss
+        return model, step
+
+    (model_a, step_a), (model_b, step_b) = make(), make()
+    compiled = mg.compile(step_b)
+    keep = np.arange(32) < 20  # 20 rows, then 25 at the last call
+    batches = list(moons_batches(6))
+    with pytest.warns(CompileWarning, match="data-dependent shape"):
+        for k, (x, y) in enumerate(batches):
+            mask = keep if k < 5 else np.arange(32) < 25
+            assert step_a(x, y, mask).item() == compiled(x, y, mask).item()
+    assert compiled.calls == {"eager": 2, "recorded": 2, "replayed": 2}
+    for p, q in zip(model_a.parameters(), model_b.parameters()):
+        assert np.array_equal(p.data, q.data)
+
+
 def test_keyword_arguments_run_eagerly():
     _, _, step = trainer(mlp, OPTIMIZERS["sgd-momentum"])
     compiled = mg.compile(step)
