@@ -1,7 +1,7 @@
 """Recurrent layers against PyTorch: the pinned values of ``tests/test_rnn.py``, and speed.
 
     python -m bench.torch_parity_rnn              # recompute the pinned values, compare
-    python -m bench.torch_parity_rnn --print      # ... and print them as Python literals
+    python -m bench.torch_parity_rnn --print      # ... and print tests/rnn_values.json
     python -m bench.torch_parity_rnn --time       # char-RNN seconds per epoch, both engines
 
 The tests cannot install PyTorch, so they carry PyTorch's outputs as literals. This script
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import pprint
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,12 +74,6 @@ def parameter_shapes(kind: str, kwargs: dict) -> list[tuple[str, tuple[int, ...]
     return [(n, p.shape) for n, p in getattr(nn, kind)(**kwargs, seed=0).named_parameters()]
 
 
-def _literal(value: np.ndarray) -> str:
-    """``value`` rounded to 12 decimals as a nested list, wrapped within 100 columns."""
-    text = pprint.pformat(np.round(value, 12).tolist(), width=88, compact=True)
-    return "\n".join("            " + line for line in text.splitlines())
-
-
 def parity(print_literals: bool) -> bool:
     import torch
     from torch import nn as tnn
@@ -109,13 +103,11 @@ def parity(print_literals: bool) -> bool:
                 ok &= err_pin < 1e-10
             ok &= err_mg < 1e-10
             print(line)
-        literals.append(f"    {name!r}: {{\n" + "".join(
-            f"        {key!r}:\n{_literal(value)},\n" for key, value in expected.items())
-            + "    },")
-    if print_literals:
-        print("PINNED = {  # torch 2.13.0, float64: python -m bench.torch_parity_rnn --print")
-        print("\n".join(literals))
-        print("}")
+        literals.append(f"  {json.dumps(name)}: "
+                        + json.dumps({k: np.round(v, 12).tolist() for k, v in expected.items()}))
+    if print_literals:  # the text of tests/rnn_values.json
+        print(f'{{"torch_version": {json.dumps(torch.__version__.split("+")[0])}, '
+              '"dtype": "float64",\n "cases": {\n' + ",\n".join(literals) + "\n}}")
     print("parity:", "all agree" if ok else "MISMATCH")
     return ok
 
@@ -141,7 +133,7 @@ def time_char_rnn(seconds_text: int, threads: int = 1) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--print", action="store_true", help="print the pinned literals")
+    parser.add_argument("--print", action="store_true", help="print the text of tests/rnn_values.json")
     parser.add_argument("--time", action="store_true", help="time the char-RNN per epoch")
     parser.add_argument("--chars", type=int, default=100_000,
                         help="characters of text in the timed epoch (default 100000)")
