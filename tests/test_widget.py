@@ -316,20 +316,24 @@ def test_matmul_errors(w, shape_a, shape_b, expected):
 # --- errors -------------------------------------------------------------------------------
 
 
-BAD = [
-    ("3,x", "1,4", "'x' is not a whole number"),
-    ("0,2", "1,4", "size 0 on axis 0"),
-    ("3,-1", "1,4", "negative size -1"),
-    ("1,2,3,4,5", "1", "at most 4"),
-    ("", "1,4", "Type a shape for A"),
-    ("3,1", "3,,1", "empty size"),
-    ("3.5", "1", "'3.5' is not a whole number"),
-    ("(3,1", "1,4", "opens a bracket '(' but does not close it: type (3,1)"),
-    ("3,1]", "1,4", "closes a bracket ']' that was never opened"),
-    ("٣,1", "1,4", "contains '٣' (arabic-indic digit three)"),
-    ("3,１", "1,4", "fullwidth digit one"),
-    ("2,3", "2", "do not broadcast"),
-    ("2,3,5", "4,1,3", "axis -3 (axis 0 of A, axis 0 of B) has size 2 in A and 4 in B"),
+BAD = [  # what the student types in the two boxes, and what the message must say
+    pytest.param("3,x", "1,4", "'x' is not a whole number", id="letter"),
+    pytest.param("0,2", "1,4", "size 0 on axis 0", id="zero"),
+    pytest.param("3,-1", "1,4", "negative size -1", id="negative"),
+    pytest.param("1,2,3,4,5", "1", "at most 4", id="five axes"),
+    pytest.param("", "1,4", "Type a shape for A", id="empty"),
+    pytest.param("3,1", "3,,1", "empty size", id="two commas"),
+    pytest.param("3.5", "1", "'3.5' is not a whole number", id="fraction"),
+    pytest.param("(3,1", "1,4", "opens a bracket '(' but does not close it: type (3,1)",
+                 id="bracket not closed"),
+    pytest.param("3,1]", "1,4", "closes a bracket ']' that was never opened",
+                 id="bracket not opened"),
+    pytest.param("٣,1", "1,4", "contains '٣' (arabic-indic digit three)", id="arabic digit"),
+    pytest.param("3,１", "1,4", "fullwidth digit one", id="fullwidth digit"),
+    pytest.param("2,3", "2", "do not broadcast", id="no broadcast"),
+    pytest.param("2,3,5", "4,1,3",
+                 "axis -3 (axis 0 of A, axis 0 of B) has size 2 in A and 4 in B",
+                 id="no broadcast, 3-D"),
 ]
 
 
