@@ -100,10 +100,32 @@ def assert_matches(got: np.ndarray, expected: np.ndarray, dtype: str,
     np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * scale)
 
 
+def assert_runs_as_in_minigrad(path, model: nn.Module, batch: np.ndarray, dtype: str,
+                               tolerance: float | None = None) -> None:
+    """ONNX Runtime on the file at ``path`` gives what ``model`` gives, on ``batch``."""
+    assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), dtype, tolerance)
+
+
+def normal(shape: tuple[int, ...], seed: int, dtype: str = "float64") -> np.ndarray:
+    """A standard normal batch of ``shape`` from ``seed``."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
 def check_file(path) -> onnx.ModelProto:
     """The written file passes the full ONNX checker (with strict shape inference)."""
     onnx.checker.check_model(str(path), full_check=True)
     return onnx.load(str(path))
+
+
+def export_checked(model: nn.Module, x: np.ndarray, path) -> onnx.ModelProto:
+    """Export ``model`` for inputs like ``x`` to ``path``; the file, checked and read back."""
+    export(model, x, path)
+    return check_file(path)
+
+
+def int_attributes(node: onnx.NodeProto) -> dict[str, list[int]]:
+    """A node's list-of-ints attributes (kernel_shape, strides, pads) by name."""
+    return {a.name: list(a.ints) for a in node.attribute}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,49 +138,43 @@ def test_moons_mlp_runs_in_onnxruntime_with_another_batch_size(tmp_path, dtype):
     model = mlp(dtype)
     X, _ = moons(200, noise=0.1, seed=0, dtype=dtype)
     path = tmp_path / "moons.onnx"
-    export(model, X[:8], path)
-    proto = check_file(path)
+    proto = export_checked(model, X[:8], path)
     assert [n.op_type for n in proto.graph.node] == ["Gemm", "Relu", "Gemm", "Relu", "Gemm"]
     assert all(n.attribute[0].name == "transB" and n.attribute[0].i == 1
                for n in proto.graph.node if n.op_type == "Gemm")
     for batch in (X, X[:1], X[:37]):  # the example had 8 rows
-        assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), dtype)
+        assert_runs_as_in_minigrad(path, model, batch, dtype)
 
 
 @needs_onnx
 def test_lenet5_float32_runs_in_onnxruntime(tmp_path):
     model = lenet5("float32")
-    x = np.random.default_rng(1).standard_normal((2, 1, 32, 32)).astype("float32")
     path = tmp_path / "lenet.onnx"
-    export(model, x, path)
-    proto = check_file(path)
+    proto = export_checked(model, normal((2, 1, 32, 32), 1, "float32"), path)
     assert [n.op_type for n in proto.graph.node] == [
         "Conv", "Relu", "MaxPool", "Conv", "Relu", "MaxPool", "Flatten",
         "Gemm", "Relu", "Gemm", "Relu", "Gemm"]
     conv1, conv2 = (n for n in proto.graph.node if n.op_type == "Conv")
-    attrs = {a.name: list(a.ints) for a in conv2.attribute}
-    assert attrs == {"kernel_shape": [5, 5], "strides": [1, 2], "pads": [0, 0, 0, 0]}
-    assert {a.name: list(a.ints) for a in conv1.attribute}["pads"] == [2, 1, 2, 1]
+    assert int_attributes(conv2) == {"kernel_shape": [5, 5], "strides": [1, 2],
+                                     "pads": [0, 0, 0, 0]}
+    assert int_attributes(conv1)["pads"] == [2, 1, 2, 1]
     pool2 = [n for n in proto.graph.node if n.op_type == "MaxPool"][1]
-    assert {a.name: list(a.ints) for a in pool2.attribute} == {"kernel_shape": [2, 2],
-                                                               "strides": [2, 1]}
-    batch = np.random.default_rng(2).standard_normal((5, 1, 32, 32)).astype("float32")
-    assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), "float32")
+    assert int_attributes(pool2) == {"kernel_shape": [2, 2], "strides": [2, 1]}
+    batch = normal((5, 1, 32, 32), 2, "float32")
+    assert_runs_as_in_minigrad(path, model, batch, "float32")
 
 
 @needs_onnx
 def test_average_pooling_with_padding_runs_in_onnxruntime(tmp_path):
     model = avg_pool_net("float32")
-    x = np.random.default_rng(1).standard_normal((2, 1, 12, 12)).astype("float32")
     path = tmp_path / "avg.onnx"
-    export(model, x, path)
-    proto = check_file(path)
+    proto = export_checked(model, normal((2, 1, 12, 12), 1, "float32"), path)
     pools = [n for n in proto.graph.node if n.op_type == "AveragePool"]
     assert [{a.name: (list(a.ints) or a.i) for a in p.attribute} for p in pools] == [
         {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 1, 1], "count_include_pad": 1},
         {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 0, 0], "count_include_pad": 1}]
-    batch = np.random.default_rng(2).standard_normal((3, 1, 12, 12)).astype("float32")
-    assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), "float32")
+    batch = normal((3, 1, 12, 12), 2, "float32")
+    assert_runs_as_in_minigrad(path, model, batch, "float32")
 
 
 @needs_onnx
@@ -167,13 +183,13 @@ def test_lenet5_float64_graph_is_right(tmp_path):
     from onnx.reference import ReferenceEvaluator
 
     model = lenet5("float64")
-    x = np.random.default_rng(1).standard_normal((2, 1, 32, 32))
+    x = normal((2, 1, 32, 32), 1)
     path = tmp_path / "lenet64.onnx"
     proto = export(model, x, path)
     check_file(path)
     assert proto.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.DOUBLE
     assert all(t.data_type == onnx.TensorProto.DOUBLE for t in proto.graph.initializer)
-    batch = np.random.default_rng(2).standard_normal((3, 1, 32, 32))
+    batch = normal((3, 1, 32, 32), 2)
     (got,) = ReferenceEvaluator(proto).run(None, {"input": batch})
     assert_matches(got, minigrad_forward(model, batch), "float64")
     from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as NotInRuntime
@@ -196,7 +212,7 @@ def test_lenet5_float64_graph_is_right(tmp_path):
 def test_activations_and_dropout_export_as_in_eval(tmp_path, dtype, slope, tolerance):
     model = activations(dtype, slope)
     assert model.training
-    x = np.random.default_rng(3).standard_normal((4, 3)).astype(dtype)
+    x = normal((4, 3), 3, dtype)
     path = tmp_path / "act.onnx"
     export(model, x, path)
     assert model.training and all(m.training for m in model.modules())  # mode restored
@@ -209,9 +225,8 @@ def test_activations_and_dropout_export_as_in_eval(tmp_path, dtype, slope, toler
     (alpha,) = proto.graph.node[1].attribute
     assert alpha.name == "alpha" and alpha.f == np.float32(slope)
     model.eval()
-    batch = np.random.default_rng(4).standard_normal((9, 3)).astype(dtype)
-    assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), dtype,
-                   tolerance)
+    batch = normal((9, 3), 4, dtype)
+    assert_runs_as_in_minigrad(path, model, batch, dtype, tolerance)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,7 +283,7 @@ def test_names_opset_and_file_objects(opset):
     onnx.checker.check_model(proto, full_check=True)
     assert proto.opset_import[0].version == opset
     assert [proto.graph.input[0].name, proto.graph.output[0].name] == ["points", "logits"]
-    x = np.random.default_rng(5).standard_normal((6, 2)).astype("float32")
+    x = normal((6, 2), 5, "float32")
     session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
     (got,) = session.run(["logits"], {"points": x})
     assert_matches(got, minigrad_forward(model, x), "float32")
@@ -284,15 +299,15 @@ def test_names_opset_and_file_objects(opset):
 def test_flatten_other_axes_become_reshape(tmp_path, start_dim, end_dim, batch_kept):
     model = nn.Sequential(nn.Conv2d(2, 3, 3, seed=0, dtype="float32"),
                           nn.Flatten(start_dim, end_dim), nn.Tanh())
-    x = np.random.default_rng(6).standard_normal((2, 2, 5, 6)).astype("float32")
+    x = normal((2, 2, 5, 6), 6, "float32")
     path = tmp_path / "flat.onnx"
     proto = export(model, x, path)
     check_file(path)
     assert "Reshape" in [n.op_type for n in proto.graph.node]
     out_dim0 = proto.graph.output[0].type.tensor_type.shape.dim[0]
     assert (out_dim0.dim_param == "batch") == batch_kept
-    batch = np.random.default_rng(7).standard_normal((3, 2, 5, 6)).astype("float32")
-    assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), "float32")
+    batch = normal((3, 2, 5, 6), 7, "float32")
+    assert_runs_as_in_minigrad(path, model, batch, "float32")
 
 
 @needs_onnx
@@ -307,7 +322,7 @@ def test_linear_on_three_axes_and_without_bias(tmp_path):
     assert [n.op_type for n in proto.graph.node] == [
         "Transpose", "MatMul", "Add", "Relu", "Transpose", "MatMul"]
     batch = rng.standard_normal((4, 7, 5)).astype("float32")
-    assert_matches(run_onnxruntime(path, batch), minigrad_forward(model, batch), "float32")
+    assert_runs_as_in_minigrad(path, model, batch, "float32")
 
     flat = nn.Sequential(nn.Linear(5, 3, bias=False, seed=0, dtype="float32"))
     proto = export(flat, x[0], tmp_path / "nobias.onnx")
@@ -323,7 +338,7 @@ def test_shared_layer_is_one_initializer(tmp_path):
     assert [t.name for t in proto.graph.initializer] == ["0.weight", "0.bias"]
     gemms = [n for n in proto.graph.node if n.op_type == "Gemm"]
     assert [list(n.input[1:]) for n in gemms] == [["0.weight", "0.bias"]] * 2
-    x = np.random.default_rng(9).standard_normal((3, 4)).astype("float32")
+    x = normal((3, 4), 9, "float32")
     assert_matches(run_onnxruntime(tmp_path / "shared.onnx", x), minigrad_forward(model, x),
                    "float32")
 
@@ -441,7 +456,7 @@ def test_names_made_up_by_export_avoid_the_users_names(tmp_path):
     check_file(path)
     values = [out for node in proto.graph.node for out in node.output]
     assert len(values) == len(set(values)) and values[-1] == "/2/Gemm_output_0"
-    x = np.random.default_rng(10).standard_normal((5, 2)).astype("float32")
+    x = normal((5, 2), 10, "float32")
     assert_matches(run_onnxruntime(path, x, "/0/Gemm_output_0"), minigrad_forward(model, x),
                    "float32")
 
@@ -450,7 +465,7 @@ def test_names_made_up_by_export_avoid_the_users_names(tmp_path):
     proto = export(model, np.ones((2, 2, 5, 6), "float32"), path, input_name="1.shape")
     check_file(path)
     assert [t.name for t in proto.graph.initializer] == ["0.weight", "0.bias", "1.shape_1"]
-    x = np.random.default_rng(11).standard_normal((3, 2, 5, 6)).astype("float32")
+    x = normal((3, 2, 5, 6), 11, "float32")
     assert_matches(run_onnxruntime(path, x, "1.shape"), minigrad_forward(model, x), "float32")
 
 
