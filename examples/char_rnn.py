@@ -187,6 +187,8 @@ def plot_losses(losses: list[float], chunks_per_epoch: int, path: str) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    # Alike only: every example declares its own options the same way (duplicates pairs these
+    # add_argument lines with train_moons.py's and export_c.py's); the options differ.
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--chars", type=int, default=200_000, help="characters of text used")

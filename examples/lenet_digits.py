@@ -139,6 +139,7 @@ def train(args: argparse.Namespace) -> float:
         print(f"epoch {epoch:2d}: train loss {total_loss / len(y_train):.4f}, "
               f"test accuracy {test_accuracy:.4f} ({seconds:.2f} s)")
 
+    # Alike only: train_moons.py's main ends the same way (report, save when asked).
     print(f"final test accuracy {test_accuracy:.4f}")
     if args.save:
         mg.save(model.state_dict(), args.save)

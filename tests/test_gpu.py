@@ -247,7 +247,7 @@ def _lenet_like(device: str) -> tuple[list[np.ndarray], list[float]]:
     x = mg.tensor(rng.normal(size=(5, 1, 6, 6)), device=device)
     y = mg.tensor(rng.integers(0, 3, size=5), device=device)
     losses = []
-    for _ in range(2):
+    for _ in range(2):  # the course's training loop (alike only: lesson 4's demo has it too)
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()

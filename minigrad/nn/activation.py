@@ -11,6 +11,9 @@ from .modules import Module
 
 __all__ = ["GELU", "SiLU", "ELU", "Softplus", "Hardtanh", "LogSigmoid", "Softmax", "LogSoftmax"]
 
+# Alike only: each class is PyTorch's layer of that name, with its own arguments and checks;
+# their forward and extra_repr have one shape (duplicates pairs them), not one body.
+
 
 class GELU(Module):
     """``x * Phi(x)`` (Phi: the normal CDF); ``approximate="tanh"`` uses the tanh formula."""

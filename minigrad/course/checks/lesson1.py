@@ -34,6 +34,7 @@ __all__ = ["EXERCISES", "tensor_class", "topological_order", "backward", "binary
            "unary_ops", "add", "sub", "mul", "div", "power", "exp", "log", "tanh", "relu",
            "ReferenceTensor"]
 
+# Data, one row an exercise, shaped like every lesson's table (duplicates pairs them; alike only).
 EXERCISES = {
     "1.1": {"title": "A Tensor: data, grad, parents and a backward closure", "points": 1},
     "1.2": {"title": "topological_order without recursion", "points": 2},
