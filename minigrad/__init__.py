@@ -7,7 +7,8 @@
 array([2., 4., 6.])
 
 Layout: this top level is the engine and library (tensor, backend, broadcast, functional,
-conv, nn, optim, graph, gradcheck, serialize, data). Imports: NumPy (in ``backend`` alone) and
+conv, nn, optim, graph, gradcheck, serialize, data), and compile: a fast path next to the
+engine that records a training step's NumPy calls and replays them. Imports: NumPy (in ``backend`` alone) and
 array-api-compat; never ``minigrad.export`` or ``minigrad.course``, which sit on top of it.
 """
 from .broadcast import unbroadcast
