@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import inspect
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -260,3 +261,14 @@ def test_a_checkout_under_tmp_stays_visible_in_the_sandbox(tmp_path):
     ro = next(i for i in range(len(argv) - 2)
               if argv[i] == "--ro-bind" and argv[i + 1] == os.path.realpath(extra))
     assert tmp_bind < ro, "the job's /tmp would hide a read-only folder under /tmp"
+
+
+def test_the_command_line_does_without_rfc3987_syntax():
+    """jsonschema (under nbformat) imports rfc3987_syntax when installed, which builds some
+    forty grammars on import (3 s of CPU): the grader's command line does without it."""
+    code = ("import sys\nfrom minigrad.course.grading.cli import main\n"
+            "assert main(['--list-lessons']) == 0\n"
+            "assert 'nbformat' in sys.modules and sys.modules['rfc3987_syntax'] is None\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
