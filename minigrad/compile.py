@@ -659,16 +659,18 @@ def _arrays(x: Any) -> list[Any]:
 
 
 def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
-    """The recorded calls worth replaying, numbered as recorded. Three rewrites, each one
-    leaving every value the replay computes bit for bit what the recording computed:
+    """The recorded calls worth replaying, numbered as recorded. Rewrites, each one leaving
+    every value the replay computes bit for bit what the recording computed:
 
-    * a refill of a new array (``zeros_like``, ``np.ones``) that nothing writes afterwards is
-      dropped: the array keeps those values;
-    * a call whose result nothing reads is dropped (unless it writes an input, a parameter,
-      a gradient or an optimizer's state, returns the output, or checks a value);
-    * ``dst[...] = r``, where ``r`` is a new array that only this copy reads and ``dst`` has
-      ``r``'s shape, dtype and strides (a gradient landing in the optimizer's flat buffer),
-      is dropped and the call that made ``r`` writes into ``dst`` directly.
+    1. a refill of a new array (``zeros_like``, ``np.ones``) that nothing writes afterwards is
+       dropped: the array keeps those values;
+    2. an assignment of a view to itself (what ``a[i] += w`` leaves behind) is dropped;
+    3. a call whose result nothing reads is dropped (unless it writes an input, a parameter,
+       a gradient or an optimizer's state, returns the output, or checks a value);
+    4. ``dst[...] = r``, where ``r`` is a new array that only this copy reads and ``dst`` has
+       ``r``'s shape, dtype and layout (a gradient landing in the optimizer's flat buffer; a
+       mask cast to floats), is dropped and the call that made ``r`` writes into ``dst``;
+    5. a value computed only to be checked (a guard) is computed and checked in one call.
     """
     def number(a: Any) -> int | None:
         return rec.index.get(id(_owner(a)))
@@ -693,7 +695,18 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         if made and all(m not in rewritten for m in made):
             alive[k] = False
 
-    # 2. calls whose results nothing needs, from the last call back
+    # 2. ``a[i] = v`` where ``v`` already is ``a[i]`` (Python's ``a[i] += w`` ends that way: the
+    #    add happens in place, then the view is assigned to itself): a copy onto itself
+    for k, (fn, args, _) in enumerate(rec.ops):
+        if fn is operator.setitem and isinstance(args[2], np.ndarray):
+            target = args[0][args[1]]
+            if (isinstance(target, np.ndarray) and target.shape == args[2].shape
+                    and target.strides == args[2].strides and target.dtype == args[2].dtype
+                    and target.__array_interface__["data"][0]
+                    == args[2].__array_interface__["data"][0]):
+                alive[k] = False
+
+    # 3. calls whose results nothing needs, from the last call back
     needed = set(out_owners) | lasting
     made_by = {op: m for m, op in rec.creator.items()}
     for k in range(n - 1, -1, -1):
@@ -705,7 +718,7 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         else:
             alive[k] = False
 
-    # 3. copies of a fresh result into an array of the same layout
+    # 4. copies of a fresh result into an array of the same layout
     readers: dict[int, list[int]] = {}
     for k in range(n):
         if alive[k]:
@@ -750,7 +763,7 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         writes[j] = writes[j] | writes[k]
         alive[k] = False
 
-    # 4. a value computed only to be checked: one call that computes and checks it
+    # 5. a value computed only to be checked: one call that computes and checks it
     for k in rec.guards:
         fn, args, kwargs = ops[k]
         if fn is not _check or not alive[k] or len(args[1]) != 1:
