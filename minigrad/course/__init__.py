@@ -14,7 +14,8 @@ What lives here: everything that exists for the course — ``checks/`` (one file
 ``Var`` the course starts from), ``byhand.py`` (the oracle), ``demos.py``, ``student.py`` and
 the notebooks' build and release. Imports: the engine and the standard library;
 ``byhand.py`` and ``scalar.py`` import not even the engine (the oracle must not use what it
-checks). Nothing in the engine or in ``minigrad.export`` imports this package.
+checks; ``scalar.py`` takes only the topological order from ``minigrad._utils``, which imports
+nothing). Nothing in the engine or in ``minigrad.export`` imports this package.
 """
 import importlib
 from typing import Any
