@@ -173,6 +173,20 @@ def _forges_channel(number: int) -> str:
         "raise RuntimeError(f'environment: {dict(os.environ)}')\n")
 
 
+def _plants_for_the_next(number: int) -> str:
+    """Leave files that would break (or run code in) whoever is graded next in this job, if
+    anything of a notebook outlived it: /tmp is the driver's folder, first on sys.path."""
+    return (
+        "import os\n"
+        "for name in ('sitecustomize', 'usercustomize', 'tracemalloc', 'weakref', 'gc_tools'):\n"
+        "    open(f'/tmp/{name}.py', 'w').write('raise SystemExit(3)')\n"
+        "os.makedirs('/tmp/.ipython/profile_default/startup', exist_ok=True)\n"
+        "open('/tmp/.ipython/profile_default/startup/00.py', 'w').write('raise SystemExit(3)')\n"
+        "os.makedirs('/tmp/.matplotlib', exist_ok=True)\n"
+        "open('/tmp/.matplotlib/matplotlibrc', 'w').write('backend: no_such_backend\\n')\n"
+        "open('/dev/shm/planted', 'w').write('x')\n")
+
+
 NAN_2 = '''import numpy as np
 from minigrad import op
 nan = float("nan")
@@ -298,6 +312,8 @@ ATTACKS = {
     "patches_checks": {n: lambda n=n: _forging(n, _patches_checks_and_numpy(n))
                        for n in LESSONS},
     "forges_channel": {n: lambda n=n: _forging(n, _forges_channel(n)) for n in LESSONS},
+    "plants_for_the_next": {n: lambda n=n: _attack(n, _plants_for_the_next(n))
+                            for n in LESSONS},
     "returns_nan": {2: lambda: _attack(2, NAN_2, every=True),
                     4: lambda: _attack(4, NAN_4, every=True)},
     "memorizes": {4: lambda: _attack(4, _memorizer(), every=True)},
