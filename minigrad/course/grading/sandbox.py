@@ -1,7 +1,9 @@
 """The sandbox one notebook runs in: bubblewrap, limits, an allow-listed environment.
 
 Each notebook runs in ``python -m minigrad.course.grading.driver`` (see :mod:`.driver`) inside
-``bwrap`` (Debian's ``bubblewrap``) with
+``bwrap`` (Debian's ``bubblewrap``); usually in a fork of a warm *zygote* that runs in such a
+sandbox and gives each notebook namespaces, a ``/tmp`` and a ``/proc`` of its own
+(:mod:`.zygote`), else in a ``bwrap`` of its own. Either way the notebook gets
 
 * new PID, network, IPC, UTS and cgroup namespaces (and a user namespace when the grader is not
   root): nothing to connect to, nothing of the grader's to see in ``/proc``;
