@@ -665,12 +665,13 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
     1. a refill of a new array (``zeros_like``, ``np.ones``) that nothing writes afterwards is
        dropped: the array keeps those values;
     2. an assignment of a view to itself (what ``a[i] += w`` leaves behind) is dropped;
-    3. a call whose result nothing reads is dropped (unless it writes an input, a parameter,
+    3. a new array computed from constants only keeps its recorded value (constant folding);
+    4. a call whose result nothing reads is dropped (unless it writes an input, a parameter,
        a gradient or an optimizer's state, returns the output, or checks a value);
-    4. ``dst[...] = r``, where ``r`` is a new array that only this copy reads and ``dst`` has
+    5. ``dst[...] = r``, where ``r`` is a new array that only this copy reads and ``dst`` has
        ``r``'s shape, dtype and layout (a gradient landing in the optimizer's flat buffer; a
        mask cast to floats), is dropped and the call that made ``r`` writes into ``dst``;
-    5. a value computed only to be checked (a guard) is computed and checked in one call.
+    6. a value computed only to be checked (a guard) is computed and checked in one call.
     """
     def number(a: Any) -> int | None:
         return rec.index.get(id(_owner(a)))
@@ -706,9 +707,21 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
                     == args[2].__array_interface__["data"][0]):
                 alive[k] = False
 
-    # 3. calls whose results nothing needs, from the last call back
-    needed = set(out_owners) | lasting
+    # 3. a new array computed from constants only (the seed gradient's ``g / n``) keeps the
+    #    value it got when recorded: nothing to recompute
+    #    (only arrays the step made count: a plain array from outside is read by reference,
+    #    and may have changed by the next call)
     made_by = {op: m for m, op in rec.creator.items()}
+    constant = {made_by[k] for k in rec.fills if k in made_by and made_by[k] not in rewritten}
+    for k in range(n):
+        m = made_by.get(k)
+        if (alive[k] and m is not None and m not in rewritten and not writes[k]
+                and k not in rec.guards and reads[k] <= constant and k not in rec.fills):
+            alive[k] = False
+            constant.add(m)
+
+    # 4. calls whose results nothing needs, from the last call back
+    needed = set(out_owners) | lasting
     for k in range(n - 1, -1, -1):
         if not alive[k]:
             continue
@@ -718,7 +731,7 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         else:
             alive[k] = False
 
-    # 4. copies of a fresh result into an array of the same layout
+    # 5. copies of a fresh result into an array of the same layout
     readers: dict[int, list[int]] = {}
     for k in range(n):
         if alive[k]:
@@ -763,7 +776,7 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         writes[j] = writes[j] | writes[k]
         alive[k] = False
 
-    # 5. a value computed only to be checked: one call that computes and checks it
+    # 6. a value computed only to be checked: one call that computes and checks it
     for k in rec.guards:
         fn, args, kwargs = ops[k]
         if fn is not _check or not alive[k] or len(args[1]) != 1:
