@@ -46,7 +46,9 @@ computes what the step would:
   changes any state and runs the call eagerly.
 * **random numbers** (dropout) and arrays computed outside NumPy's dispatch (``np.random``,
   plain NumPy on ``.numpy()``): they enter the recording as constants; if they differ between
-  the two recordings, the step is not compiled.
+  the two recordings, the step is not compiled. (If both recordings see the same batch, such
+  a constant cannot be told from a true one: keep plain-NumPy work on ``.numpy()`` out of a
+  compiled step.)
 * **state kept between calls outside the optimizers** (running statistics a module stores by
   rebinding an attribute): recognised because the second recording reads an array the first
   one computed; not compiled.
