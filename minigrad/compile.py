@@ -124,6 +124,18 @@ def _plain(x: Any) -> Any:
     return x
 
 
+def _unrecorded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``func(*args, **kwargs)`` with the recording paused: a NumPy function written in Python
+    (``np.pad``, ...) may make arrays with ``np.empty`` and fill them; those are its own
+    business, and the recording notes the call as a whole."""
+    global _ACTIVE
+    rec, _ACTIVE = _ACTIVE, None
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _ACTIVE = rec
+
+
 class _Traced(np.ndarray):
     """A NumPy array that tells the recording in progress about every call made on it.
 
@@ -139,7 +151,7 @@ class _Traced(np.ndarray):
         return _ACTIVE.ufunc(ufunc, method, inputs, kwargs, result)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        result = func(*_plain(args), **_plain(kwargs))
+        result = _unrecorded(func, *_plain(args), **_plain(kwargs))
         if _ACTIVE is None:
             return result
         return _ACTIVE.function(func, args, kwargs, result)
@@ -273,7 +285,7 @@ class _Recorder:
 
     def _result(self, result: Any) -> Any:
         """A new array made by a recorded call: an internal owner, seen through a view."""
-        self._register(_owner(result), "internal")
+        self.unfilled.discard(self._register(_owner(result), "internal"))
         return result.view(_Traced)
 
     # --- describing arguments -----------------------------------------------------------------
