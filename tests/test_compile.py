@@ -291,6 +291,26 @@ def test_a_data_dependent_shape_stops_the_replay_before_any_change():
         assert np.array_equal(p.data, q.data)
 
 
+def test_arrays_of_another_library_run_eagerly():
+    import array_api_strict as xp
+    w = mg.tensor(xp.asarray([[0.5], [-1.0]]), requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)  # per-parameter: not NumPy arrays
+
+    def step(x):
+        opt.zero_grad()
+        loss = ((x @ w) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = mg.compile(step)
+    x = mg.tensor(xp.asarray([[1.0, 2.0]]))
+    with pytest.warns(CompileWarning, match="not NumPy arrays"):
+        losses = [float(compiled(x).item()) for _ in range(4)]
+    assert losses[0] > losses[-1]  # it trains, eagerly
+    assert compiled.calls == {"eager": 4, "recorded": 0, "replayed": 0}
+
+
 def test_keyword_arguments_run_eagerly():
     _, _, step = trainer(mlp, OPTIMIZERS["sgd-momentum"])
     compiled = mg.compile(step)
