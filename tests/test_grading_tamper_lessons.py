@@ -312,8 +312,10 @@ ATTACKS = {
     "patches_checks": {n: lambda n=n: _forging(n, _patches_checks_and_numpy(n))
                        for n in LESSONS},
     "forges_channel": {n: lambda n=n: _forging(n, _forges_channel(n)) for n in LESSONS},
-    "plants_for_the_next": {n: lambda n=n: _attack(n, _plants_for_the_next(n))
-                            for n in LESSONS},
+    # (named to be graded just before the honest students, sorted by name: its plants would
+    # reach them if a notebook's /tmp outlived it; forges_channel, graded earlier, makes the
+    # grader end its zygote, which would wash the plants away)
+    "gardener": {n: lambda n=n: _attack(n, _plants_for_the_next(n)) for n in LESSONS},
     "returns_nan": {2: lambda: _attack(2, NAN_2, every=True),
                     4: lambda: _attack(4, NAN_4, every=True)},
     "memorizes": {4: lambda: _attack(4, _memorizer(), every=True)},
