@@ -8,7 +8,8 @@ For each submission the grader
    place, ``demo`` cells left out, and each check cell as released;
 3. draws, for each check that is split into probe, run and judge
    (:class:`minigrad.course.checks.Split`), its probes from a secret seed, here;
-4. runs the steps in order in a fresh sandbox (:mod:`.sandbox`, :mod:`.driver`): each cell as
+4. runs the steps in order in a fresh sandbox (:mod:`.sandbox`, :mod:`.driver`; a fork of the
+   job's warm :mod:`.zygote`, with namespaces and a ``/tmp`` of its own): each cell as
    it is, each check cell with ``checks`` bound so that the check's *run* part is applied to
    the probes. What comes back is plain data (:mod:`.protocol`). Each step has a time limit
    and the whole notebook has one too; output is counted, not kept;
