@@ -60,6 +60,19 @@ TARGETS: dict[tuple[str, str], float] = {
 }
 
 
+def sgd_step(model: Any, opt: Any, cross_entropy: Any) -> Any:
+    """``train_step(x, y)``: one optimizer step of ``model`` on a batch, returning the loss
+    unread (reading it would wait for a GPU). The minigrad and PyTorch contenders (and
+    ``gpu_check``) all use this one function: minigrad's API is PyTorch's, line for line."""
+    def train_step(x: Any, y: Any) -> Any:
+        opt.zero_grad()
+        loss = cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return train_step
+
+
 def as_unit(case: Case, batches: list[Any], train_step: Any) -> Any:
     """What one timing of ``case`` calls: ``train_step(x, y)`` on the next batch (cycling), or
     on every batch in turn for a case whose unit is an epoch (it returns the last loss then).

@@ -174,13 +174,11 @@ def _bench_case(case: GpuCase) -> Any:
 def _sgd_step(model: Any, opt: Any, data: list, cross_entropy: Callable) -> Callable[[int], Any]:
     """``step(i)``: one optimizer step of ``model`` on batch ``i`` of ``data`` (cyclic), in
     minigrad or PyTorch alike; returns the loss unread (reading it would wait for the device)."""
+    from bench.cases import sgd_step
+    train_step = sgd_step(model, opt, cross_entropy)
+
     def step(i: int) -> Any:
-        x, y = data[i % len(data)]
-        opt.zero_grad()
-        loss = cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+        return train_step(*data[i % len(data)])
     return step
 
 

@@ -14,7 +14,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn, optim
 
-from .cases import Case, Data, as_unit
+from .cases import Case, Data, as_unit, sgd_step
 
 __all__ = ["make_step"]
 
@@ -52,13 +52,7 @@ def make_step(case: Case, data: Data, params: list[np.ndarray],
     opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum, fused=fused)
     batches = [(mg.Tensor(x), y) for x, y in data.batches]
 
-    def train_step(x: mg.Tensor, y: np.ndarray) -> mg.Tensor:
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
+    train_step = sgd_step(model, opt, F.cross_entropy)
     if compiled:
         train_step = mg.compile(train_step)  # type: ignore[assignment]
 

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cases import Case, Data, as_unit
+from .cases import Case, Data, as_unit, sgd_step
 
 __all__ = ["make_step"]
 
@@ -44,11 +44,4 @@ def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], 
     opt = torch.optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum)
     batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in data.batches]
 
-    def train_step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return as_unit(case, batches, train_step)
+    return as_unit(case, batches, sgd_step(model, opt, F.cross_entropy))

@@ -9,9 +9,10 @@ solutions, the grader) a failing check raises :class:`CheckFailed` instead.
 
 Every check records its verdict in this kernel, per exercise: :func:`done` tells whether an
 exercise's check has passed (lesson demos use it to fall back to the reference), and
-:func:`results` gives all of them. One module per lesson (``lesson1`` ...); each defines
-``EXERCISES = {"1.1": {"title": ..., "points": ...}, ...}``, the weights the grader uses, and
-marks each check with :func:`exercise`.
+:func:`results` gives all of them. One module per lesson (``lesson1`` ...); each has
+``EXERCISES = {"1.1": {"title": ..., "points": ...}, ...}``, its rows of the course's one table
+of exercises and points (``exercises.json``, read by :func:`exercises`; the grader's weights),
+and marks each check with :func:`exercise`.
 
 >>> from minigrad.course import checks
 >>> checks.lesson1.mul(mul)          # doctest: +SKIP
@@ -25,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import json
 import os
 import sys
 import traceback
@@ -40,7 +42,7 @@ __all__ = [
     "CheckFailed", "require_student", "passed", "fail", "show", "assert_close",
     "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
     "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split", "mismatch",
-    "sent", "received",
+    "sent", "received", "exercises",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -94,6 +96,21 @@ def __dir__() -> list[str]:
 RAISE_VARIABLE = "MINIGRAD_CHECKS_RAISE"
 
 _RESULTS: dict[str, bool] = {}   # exercise id -> did its latest check pass (in this kernel)
+
+
+def exercises(lesson: int) -> dict[str, dict[str, Any]]:
+    """Lesson ``lesson``'s rows of the course's table of exercises (``exercises.json``).
+
+    >>> exercises(4)["4.3"]
+    {'title': 'The training loop', 'points': 3}
+    """
+    with open(os.path.join(os.path.dirname(__file__), "exercises.json"), encoding="utf-8") as f:
+        table = json.load(f)["exercises"]
+    rows = {key: dict(row) for key, row in table.items() if key.split(".")[0] == str(lesson)}
+    if not rows:
+        raise ValueError(f"exercises.json has no exercise of lesson {lesson}; it has lessons "
+                         f"{sorted({key.split('.')[0] for key in table})}")
+    return rows
 
 
 def raising() -> bool:

@@ -25,16 +25,12 @@ from minigrad import Tensor
 from minigrad.course import byhand
 from minigrad import functional as F
 from minigrad import nn
-from minigrad.course.checks import (CheckFailed, Split, exercise, mismatch, require_student,
-                                    show, student_code)
+from minigrad.course.checks import (CheckFailed, Split, exercise, exercises, mismatch,
+                                    require_student, show, student_code)
 
 __all__ = ["EXERCISES", "NETWORK", "network", "hand_gradients", "train_loop"]
 
-EXERCISES = {
-    "4.1": {"title": "The 2-2-2 network with minigrad.nn", "points": 2},
-    "4.2": {"title": "Every gradient of the 2-2-2 network by hand", "points": 3},
-    "4.3": {"title": "The training loop", "points": 3},
-}
+EXERCISES = exercises(4)  # titles and points: the course's table, exercises.json
 
 #: The lesson's 2-2-2 network: one input ``x`` of class ``t`` and its fixed decimal weights.
 NETWORK = {
