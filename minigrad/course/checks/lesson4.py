@@ -256,6 +256,8 @@ def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, 
 
 def _network_cause(net: dict[str, Any], x: np.ndarray, got: np.ndarray | None) -> str:
     """What usually makes a model return the logits ``got`` instead of the right ones."""
+    # A diagnosis is a chain of "if this symptom: say that cause", like _train_cause's (for
+    # the training loop): duplicates pairs the two chains; alike in form only.
     expected = _logits(net, x)
     if got is None:
         return "the model is Linear(W1, b1), Sigmoid, Linear(W2, b2), and returns logits"
