@@ -193,6 +193,27 @@ def test_a_notebook_that_does_not_answer_ends_with_its_zygote(zygote):
         assert not mine.alive() and run.poll() is not None
 
 
+def test_a_read_only_folder_under_tmp_stays_visible_under_each_fresh_tmp(tmp_path):
+    """A checkout or virtual environment under /tmp (a CI clone) is bound again on top of each
+    notebook's new /tmp, read-only."""
+    package = tmp_path / "extra"
+    package.mkdir()
+    (package / "zygote_probe_module.py").write_text("VALUE = 42\n")
+    with runner._ZYGOTES.kept():
+        mine = runner._ZYGOTES.take(runner.GradingOptions(), [str(package)], 1)
+        if mine is None:
+            pytest.skip(f"zygotes cannot work here: {runner._ZYGOTES.unavailable}")
+        try:
+            records, status = _notebook(mine, [
+                "import zygote_probe_module, os\nprint(zygote_probe_module.VALUE)",
+                f"try:\n    open({str(package / 'planted.py')!r}, 'w')\n"
+                "except OSError as exc:\n    print(type(exc).__name__)"])
+        finally:
+            mine.close()
+    assert _outputs(records) == ["42", "OSError"] and status == 0
+    assert not (package / "planted.py").exists()
+
+
 # --- the grader, as an ordinary user and without zygotes ---------------------------------------
 
 
@@ -240,11 +261,13 @@ def _as_ordinary_user(folder: Path) -> list[str]:
         return [sys.executable]
     if shutil.which("setpriv") is None:
         pytest.skip("running as root, and setpriv (util-linux) is missing to become nobody")
-    if not all(_traversable(p) for p in (sys.executable, sys.prefix, str(ROOT))):
+    python = (sys.executable, sys.prefix, sys.base_prefix)   # (a venv's python links to
+    if not all(_traversable(p) for p in (*python, str(ROOT))):  # its base installation)
         # a Python under /root (0700, as pyenv puts it): in a mount namespace of this test's
         # own, an empty /root lets nobody through to the one folder it needs
         home = Path("/root")
-        top = next((p for p in Path(sys.prefix).resolve().parents if p.parent == home), None)
+        top = next((p for q in python for p in Path(q).resolve().parents
+                    if p.parent == home), None)
         if top is None or shutil.which("unshare") is None:
             pytest.skip(f"nobody cannot reach this Python ({sys.prefix}) and it is not under "
                         "/root, which this test knows how to open")
