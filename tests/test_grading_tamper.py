@@ -179,6 +179,25 @@ def _handed_on(report: Path) -> str:
                      if p.is_file() and p.suffix in (".csv", ".md"))
 
 
+#: The options of every grader run in the tamper suites (no preflight: they grade the solutions).
+COMMON = ["--no-preflight", "--no-progress", "-q", "--timeout", "60"]
+
+
+def write_class(submissions: Path, notebooks: dict[str, dict[str, nbformat.NotebookNode]]
+                ) -> None:
+    """Write each student's notebooks, ``{student: {lesson file stem: notebook}}``."""
+    for student, lessons in notebooks.items():
+        (submissions / student).mkdir(parents=True)
+        for stem, notebook in lessons.items():
+            nbformat.write(notebook, submissions / student / f"{stem}.ipynb")
+
+
+def grade(submissions: Path, report: Path, *args: str) -> tuple[dict, str, str]:
+    """One grader run over the class: the report's rows, its text, and what it hands on."""
+    assert main([str(submissions), *args, "--out", str(report), *COMMON]) == 0
+    return _rows(report), _report_text(report), _handed_on(report)
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The class, graded with --jobs 2, then a subset with --jobs 1, then a --student regrade."""
@@ -197,26 +216,18 @@ def graded(tmp_path_factory):
     notebooks = {"honest_full": nbformat.read(SOLUTION, as_version=4),
                  "honest_unsolved": nbformat.read(RELEASED, as_version=4),
                  **_attacks(paths, server.getsockname()[1])}
-    for student, notebook in notebooks.items():
-        (submissions / student).mkdir()
-        nbformat.write(notebook, submissions / student / f"{LESSON}.ipynb")
+    write_class(submissions, {student: {LESSON: nb} for student, nb in notebooks.items()})
     before = _hashes(submissions), unrelated.read_bytes()
     os.environ["MINIGRAD_TAMPER_SECRET"] = SECRET
-    common = ["--no-preflight", "--no-progress", "-q", "--timeout", "60"]
+    runs, texts, handed = {}, {}, {}
     try:
-        assert main([str(submissions), "--jobs", "2", "--out", str(report), *common]) == 0
-        runs = {"jobs2": _rows(report)}
-        texts = {"jobs2": _report_text(report)}
-        handed = {"jobs2": _handed_on(report)}
+        runs["jobs2"], texts["jobs2"], handed["jobs2"] = grade(submissions, report, "--jobs", "2")
         subset = [s for s in ("honest_full", "harms", "lingers", "forges_channel")]
         args = [arg for s in subset for arg in ("--student", s)]
-        assert main([str(submissions), "--jobs", "1", "--out", str(report1), *args,
-                     *common]) == 0
-        runs["jobs1"], texts["jobs1"] = _rows(report1), _report_text(report1)
-        handed["jobs1"] = _handed_on(report1)
-        assert main([str(submissions), "--student", "forges_channel", "--out", str(report),
-                     *common]) == 0
-        runs["regrade"], texts["regrade"] = _rows(report), _report_text(report)
+        runs["jobs1"], texts["jobs1"], handed["jobs1"] = grade(submissions, report1, "--jobs",
+                                                               "1", *args)
+        runs["regrade"], texts["regrade"], handed["regrade"] = grade(
+            submissions, report, "--student", "forges_channel")
     finally:
         os.environ.pop("MINIGRAD_TAMPER_SECRET", None)
     try:

@@ -35,11 +35,10 @@ from minigrad import functional as F
 from minigrad import nn, optim
 from minigrad.course import exercise_cells, read_notebook
 from minigrad.course.grading import sandbox
-from minigrad.course.grading.cli import main
 from minigrad.course.grading.lessons import cell_ids
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_grading_tamper import _alive, _handed_on, _hashes, _report_text, _rows  # noqa: E402
+from test_grading_tamper import _alive, _hashes, grade, write_class  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = {2: "02_matmul_reductions_broadcasting", 3: "03_parameters_modules_optimizer",
@@ -337,21 +336,15 @@ def graded(tmp_path_factory):
         **{student: {n: make() for n, make in lessons.items()}
            for student, lessons in ATTACKS.items()},
     }
-    for student, lessons in notebooks.items():
-        (submissions / student).mkdir(parents=True)
-        for number, notebook in lessons.items():
-            nbformat.write(notebook, submissions / student / f"{LESSONS[number]}.ipynb")
+    write_class(submissions, {student: {LESSONS[n]: nb for n, nb in lessons.items()}
+                              for student, lessons in notebooks.items()})
     before = _hashes(submissions), unrelated.read_bytes()
     os.environ["MINIGRAD_TAMPER_SECRET"] = SECRET
-    common = ["--no-preflight", "--no-progress", "-q", "--timeout", "60"]
+    runs, texts, handed = {}, {}, {}
     try:
-        assert main([str(submissions), "--jobs", "2", "--out", str(report), *common]) == 0
-        runs = {"jobs2": _rows(report)}
-        texts, handed = {"jobs2": _report_text(report)}, {"jobs2": _handed_on(report)}
-        assert main([str(submissions), "--student", "forges_channel", "--out", str(report),
-                     *common]) == 0
-        runs["regrade"], texts["regrade"] = _rows(report), _report_text(report)
-        handed["regrade"] = _handed_on(report)
+        runs["jobs2"], texts["jobs2"], handed["jobs2"] = grade(submissions, report, "--jobs", "2")
+        runs["regrade"], texts["regrade"], handed["regrade"] = grade(
+            submissions, report, "--student", "forges_channel")
         grades = json.loads((report / "grades.json").read_text())
     finally:
         os.environ.pop("MINIGRAD_TAMPER_SECRET", None)
