@@ -249,15 +249,18 @@ def _as_ordinary_user(folder: Path) -> list[str]:
     if shutil.which("setpriv") is None:
         pytest.skip("running as root, and setpriv (util-linux) is missing to become nobody")
     python = (sys.executable, sys.prefix, sys.base_prefix)   # (a venv's python links to
-    if not all(_traversable(p) for p in (*python, str(ROOT))):  # its base installation)
+    blocked = [p for p in (*python, str(ROOT)) if not _traversable(p)]  # its base installation)
+    if blocked:
         # a Python under /root (0700, as pyenv puts it): in a mount namespace of this test's
-        # own, an empty /root lets nobody through to the one folder it needs
+        # own, an empty /root lets nobody through to the one folder it needs. Anything else
+        # that nobody cannot reach (a checkout or venv in a 0700 folder) cannot be opened.
         home = Path("/root")
-        top = next((p for q in python for p in Path(q).resolve().parents
-                    if p.parent == home), None)
-        if top is None or shutil.which("unshare") is None:
-            pytest.skip(f"nobody cannot reach this Python ({sys.prefix}) and it is not under "
-                        "/root, which this test knows how to open")
+        tops = {next((p for p in Path(q).resolve().parents if p.parent == home), None)
+                for q in blocked}
+        if None in tops or len(tops) != 1 or shutil.which("unshare") is None:
+            pytest.skip(f"nobody cannot reach {blocked[0]} (a folder above it lets no other "
+                        "user through), and only one folder under /root can be opened")
+        top = tops.pop()
         stage = folder / "stage"
         stage.mkdir()
         script = (f"mount --bind {top} {stage} && mount -t tmpfs -o mode=0755 none {home} && "
