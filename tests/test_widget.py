@@ -86,6 +86,22 @@ def test_operators_switch_without_recomputing_up_to_a_size(w):
     assert set(w.data["ops"]) == {"@"} and "takes two 2-D shapes" not in str(w.error)
 
 
+def test_a_shape_change_sends_one_picture_and_the_browser_asks_for_the_others(w):
+    w.shape_a = "2,1"
+    assert set(w.data["ops"]) == {"+"}   # the redraw waits for one picture only
+    w._on_message(w, {"type": "prefetch", "revision": w.revision - 1}, [])  # an old picture's
+    assert set(w.data["ops"]) == {"+"}
+    revision = w.revision
+    w._on_message(w, {"type": "prefetch", "revision": w.revision}, [])
+    assert set(w.data["ops"]) == {"+", "-", "*", "/"} and w.revision == revision
+    assert grids(w.data["ops"]["/"])["C"]["title"] == "C = A ÷ B (2, 4)"
+    w.op = "*"   # already there: no new revision, nothing recomputed
+    assert w.revision == revision and grids(w.current)["C"]["title"] == "C = A × B (2, 4)"
+    w.shape_a = "x"
+    w.prefetch()   # a bad input: nothing to prefetch, the last good pictures stay
+    assert w.error is not None and set(w.data["ops"]) == {"+", "-", "*", "/"}
+
+
 def test_the_view_switches_without_recomputing(w):
     revision = w.revision
     w.send_back()

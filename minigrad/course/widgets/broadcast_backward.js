@@ -396,6 +396,14 @@ function render({model, el: root}) {
         root.dataset.redrawMs = JSON.stringify(times.map((t) => Math.round(t * 10) / 10));
       });
     }
+    // Once this picture is on screen, ask the kernel for the other operators' pictures, so
+    // that switching between +, −, ×, ÷ needs no kernel (Python decides whether it computes
+    // them: not for big shapes, the matrix product or a bad input).
+    const ops = Object.keys((model.get("data") || {}).ops || {});
+    if (ops.length < 4 && model.get("op") !== "@" && !failed()) {
+      const revision = model.get("revision");
+      requestAnimationFrame(() => model.send({type: "prefetch", revision}));
+    }
   }
   model.on("change:revision", drawn);
   model.on("change:view", drawn);

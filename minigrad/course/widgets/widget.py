@@ -28,7 +28,7 @@ __all__ = ["BroadcastBackward"]
 
 _HERE = Path(__file__).resolve().parent
 
-ALL_OPS_UP_TO = 100_000  # result cells up to which +, −, ×, ÷ are all computed at once
+ALL_OPS_UP_TO = 100_000  # result cells up to which +, −, ×, ÷ are all computed (prefetched)
 
 # The presets the browser offers: (label, shape of A, shape of B, operator).
 _PRESETS = [[label, a, b, "+"] for label, a, b in PRESETS] + [
@@ -59,8 +59,8 @@ class BroadcastBackward(anywidget.AnyWidget):
     data : dict
         What the browser draws: ``data["ops"]`` maps an operator to its picture (see
         :mod:`minigrad.course.widgets.picture`). For shapes up to :data:`ALL_OPS_UP_TO` result
-        cells the four broadcast operators are all computed at once, so switching between them
-        needs no kernel. ``data["error"]`` holds the student's problem while the input is not
+        cells the four broadcast operators are all computed (:meth:`prefetch`), so switching
+        between them needs no kernel. ``data["error"]`` holds the student's problem while the input is not
         usable; the last good pictures stay, and the browser greys them out.
     current : dict
         The picture of the current operator (``{}`` when there is none).
@@ -104,7 +104,9 @@ class BroadcastBackward(anywidget.AnyWidget):
         super().__init__(shape_a=str(shape_a), shape_b=str(shape_b), op=OPERATORS.get(op, op),
                          upstream=upstream, presets=_PRESETS, **kwargs)
         self.observe(self._changed, names=["shape_a", "shape_b", "op", "upstream", "typed"])
+        self.on_msg(self._on_message)
         self.update()
+        self.prefetch()
 
     # --- what the buttons do ----------------------------------------------------------------
 
@@ -147,8 +149,9 @@ class BroadcastBackward(anywidget.AnyWidget):
             self._problem("Something went wrong while drawing this picture "
                           f"({type(err).__name__}: {err}). Please tell your instructor.")
         else:
-            # The picture asked for goes out at once; the other operators' follow, so that
-            # switching to them later needs no kernel (the browser redraws on ``revision``).
+            # Only the picture asked for is computed and sent (the browser redraws on
+            # ``revision``); the browser asks for the other operators' once it has drawn it
+            # (prefetch), so that they never delay the redraw the student is waiting for.
             self._good = {"ops": {self.op: first}, "error": "", "error_detail": ""}
             self._good_inputs = (self.shape_a, self.shape_b, self.upstream, self.typed)
             self.error = None
@@ -156,11 +159,30 @@ class BroadcastBackward(anywidget.AnyWidget):
             with self.hold_sync():
                 self.data = self._good
                 self.revision += 1
-            if self.op != "@" and math.prod(self.result_shape) <= ALL_OPS_UP_TO:
-                ops = {op: first if op == self.op else picture(
-                    shape_a, shape_b, op, self.upstream, self.typed, self.seed) for op in "+-*/"}
-                self._good = {**self._good, "ops": ops}
-                self.data = self._good
+
+    def prefetch(self) -> None:
+        """Compute the other broadcast operators' pictures for the current shapes.
+
+        Then switching between +, −, × and ÷ needs no kernel. The browser asks for this once
+        it has drawn a new picture; results past :data:`ALL_OPS_UP_TO` cells, the matrix
+        product and an input with a problem are left out.
+        """
+        ops = self._good.get("ops", {})
+        if (self.error is not None or self.op == "@" or self.result_shape is None
+                or math.prod(self.result_shape) > ALL_OPS_UP_TO or set("+-*/") <= set(ops)
+                or self._good_inputs != (self.shape_a, self.shape_b, self.upstream, self.typed)):
+            return
+        shape_a, shape_b = parse_shape(self.shape_a, "A"), parse_shape(self.shape_b, "B")
+        self._good = {**self._good, "ops": {op: ops.get(op) or picture(
+            shape_a, shape_b, op, self.upstream, self.typed, self.seed) for op in "+-*/"}}
+        self.data = self._good
+
+    def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        """The browser's messages: ``{"type": "prefetch", "revision": n}`` once it has drawn
+        revision ``n`` (a request for an older picture is dropped)."""
+        if isinstance(content, dict) and content.get("type") == "prefetch" \
+                and content.get("revision") == self.revision:
+            self.prefetch()
 
     def _problem(self, text: str, detail: str = "") -> None:
         self.error = text
