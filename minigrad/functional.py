@@ -365,13 +365,17 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = 
     softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)  # log(1 + exp(-x))
     loss = (1 - tv) * x + lw * softplus_neg
     s = 0.5 * (xp.tanh(0.5 * x) + 1)  # sigmoid(x)
-    target_grad = t.requires_grad
+    # x and softplus(-x) are kept for the target's gradient only when it needs one
+    target_terms = (x, softplus_neg) if t.requires_grad else ()
 
-    def vjp(g: Any, x: Any, s: Any, t: Any, lw: Any, sp: Any) -> tuple[Any, Any]:
-        return (g * ((1 - t) - lw * (1 - s)),
-                g * ((pw - 1) * sp - x) if target_grad else None)
+    def vjp(g: Any, s: Any, t: Any, lw: Any, *target_terms: Any) -> tuple[Any, Any]:
+        dx = g * ((1 - t) - lw * (1 - s))
+        if not target_terms:
+            return dx, None
+        x, sp = target_terms
+        return dx, g * ((pw - 1) * sp - x)
 
-    out = op(loss, (logits, t), vjp, saved=(x, s, tv, lw, softplus_neg),
+    out = op(loss, (logits, t), vjp, saved=(s, tv, lw, *target_terms),
              name="binary_cross_entropy_with_logits")
     if weight is not None:
         out = out * _as_tensor(weight, logits)
