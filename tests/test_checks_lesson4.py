@@ -360,7 +360,8 @@ def test_forged_outputs_are_refused_by_the_judge(exercise):
     probes, real = _graded(exercise, student, 11)
     forgeries = [None, {}, [], "passed", 1.0, {"cases": "x"}, {"cases": []},
                  {"losses": [0.0] * 8}, zeros(real), reshaped(real),
-                 *([{"cases": real["cases"][:2]}, {**real, "stopped": 3}] if "cases" in real
+                 *([{"cases": real["cases"][:2]}, {"cases": [*real["cases"][:2], {"stopped": 3}]}]
+                   if "cases" in real
                    else [{**real, "X": None}, {**real, "losses": real["losses"][:-1]}])]
     # the judge of another exercise's outputs: right data for the wrong check
     forgeries += [_graded(other, SPLIT[other][1], 11)[1] for other in SPLIT if other != exercise]
@@ -420,7 +421,7 @@ def test_a_run_stopped_by_the_students_error_is_judged_after_the_cases_before_it
     split = lesson4.hand_gradients.split
     notebook = split.probe(None)
     outputs = split.run(notebook, square_only)
-    assert len(outputs["cases"]) == 2 and "only square W2" in outputs["stopped"]
+    assert len(outputs["cases"]) == 3 and "only square W2" in outputs["cases"][2]["stopped"]
     with pytest.raises(CheckFailed, match="3-4-3 network.*only square W2") as info:
         split.judge(notebook, outputs)
     assert isinstance(info.value.__cause__, ValueError)    # the notebook shows where it raised

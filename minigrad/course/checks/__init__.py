@@ -32,7 +32,7 @@ import sys
 import traceback
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, NoReturn
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
@@ -42,7 +42,8 @@ __all__ = [
     "CheckFailed", "require_student", "passed", "fail", "show", "assert_close",
     "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
     "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split", "mismatch",
-    "sent", "received", "exercises",
+    "sent", "received", "described", "received_or_type", "type_sent", "malformed",
+    "run_cases", "judged_cases", "value", "exercises",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -314,17 +315,43 @@ def assert_close(got: Any, expected: Any, case: str, what: str, cause: str | Non
 
 # ---------------------------------------------------------------------------------------------
 # Values that cross the sandbox's edge (a split check's run sends, its judge receives)
+#
+# In the grader the judge reads what came from the student's process, so it trusts nothing
+# about its form: whatever is not what ``run`` sends (zeros, wrong shapes, strings, {}, a key
+# missing) becomes a CheckFailed with the reason, never a crash of the grader.
+
+
+def described(x: Any) -> dict[str, str]:
+    """How a ``run`` sends a value that is not an array of numbers: the name of its type and a
+    short picture of it, ``{"type": "builtins.str", "value": "'abc'"}``."""
+    return {"type": f"{type(x).__module__}.{type(x).__qualname__}", "value": show(x)}
 
 
 def sent(x: Any) -> Any:
     """What a ``run`` sends back for a value the student's code returned, as plain data: None,
-    a float64 array, or ``{"not an array": description}`` when it is neither."""
+    a float64 array, or, when it is neither, what :func:`described` says of it."""
     if x is None:
         return None
     try:
         return np.array(x, dtype=np.float64)
     except (TypeError, ValueError):
-        return {"not an array": f"{type(x).__module__}.{type(x).__qualname__}: {show(x)}"}
+        return described(x)
+
+
+def _is_described(got: Any) -> bool:
+    return isinstance(got, dict) and set(got) == {"type", "value"} and \
+        all(isinstance(text, str) for text in got.values())
+
+
+def _numbers(got: Any) -> np.ndarray | None:
+    """``got`` as a float64 array when it is a number or an array of numbers, else None."""
+    if got is None or isinstance(got, (dict, str)):
+        return None
+    try:
+        array = np.asarray(got)
+    except (TypeError, ValueError):   # lists of uneven lengths
+        return None
+    return array.astype(np.float64) if array.dtype.kind in "biuf" else None
 
 
 def received(got: Any, case: str, what: str, cause: str | None = None) -> np.ndarray:
@@ -332,19 +359,137 @@ def received(got: Any, case: str, what: str, cause: str | None = None) -> np.nda
     :class:`CheckFailed` naming what came instead (None, not an array, malformed data)."""
     if got is None:
         fail(case, f"{what} is None", cause)
-    if isinstance(got, dict) and isinstance(got.get("not an array"), str):
-        fail(case, f"{what} should be a number or an array; got {got['not an array']}", cause)
-    try:
-        array = np.asarray(got)
-    except (TypeError, ValueError):
-        array = np.asarray(None)
-    if array.dtype.kind not in "biuf":   # strings, None inside, lists of uneven lengths
-        fail(case, f"{what} should be a number or an array; got {show(got)}", cause)
-    return array.astype(np.float64)
+    array = _numbers(got)
+    if array is None:
+        came = f"{got['type']}: {got['value']}" if _is_described(got) else show(got)
+        fail(case, f"{what} should be a number or an array; got {came}", cause)
+    return array
+
+
+def type_sent(got: Any) -> str:
+    """The name of the type of a value a ``run`` sent: ``"str"`` for what :func:`described`
+    says of a string, ``"NoneType"`` for None; ``"malformed data (...)"`` for anything else."""
+    if got is None:
+        return "NoneType"
+    if _is_described(got):
+        return got["type"].rsplit(".", 1)[-1]
+    return f"malformed data ({show(got, 60)})"
+
+
+def received_or_type(got: Any) -> tuple[np.ndarray | None, str]:
+    """A value a ``run`` sent (see :func:`sent`) as ``(float64 array, "")``, or as
+    ``(None, the name of its type)`` (see :func:`type_sent`) when it is not an array of numbers:
+    for a judge that writes its own message."""
+    array = _numbers(got)
+    return (array, "") if array is not None else (None, type_sent(got))
+
+
+def malformed(check: str, where: str, expected: str, got: Any) -> NoReturn:
+    """Refuse data sent back for judging that is not what ``run`` sends: ``where`` names the
+    place (``"the values['cases'][2]"``), ``expected`` what belongs there."""
+    raise CheckFailed(f"{check}: the values sent back for judging are malformed: {where} "
+                      f"should be {expected}; got {show(got, 80)}")
 
 
 # ---------------------------------------------------------------------------------------------
-# Finite differences (on NumPy functions)
+# Checks made of cases: run them in the student's process, judge them in the grader's
+#
+# A check of several cases runs them in order and stops at the first one where the student's
+# code fails: it raises, or shows a mistake that only its own process can see (a node without
+# parents, an input changed in place). The judge goes through the same cases in order and
+# reports that failure when it reaches it, after judging every value that came before it, the
+# failing case's own too. So the first mistake is the one reported, as in a check made of one
+# piece: a value wrong in case 2 is told before an error in case 3, and a wrong forward value
+# before the error its backward pass raised.
+#
+#   outputs = run_cases(cases, run_one)    # in the run, in the student's process
+#   for case, result in judged_cases(check, cases, outputs):   # in the judge
+#       ... value(result, "forward", check) ...
+
+
+class _Stopped(dict):
+    """The values of the case where a run stopped: plain data (what the case had made, and
+    ``"stopped"``: the failure's message) that also carries the :class:`CheckFailed` itself as
+    ``.error``. In a notebook the judge raises that very error, so the student still sees the
+    lines of their code that raised. The attribute never crosses the sandbox's edge: the grader
+    receives the dict alone, and the message in it."""
+
+    error: CheckFailed | None = None
+
+
+def run_cases(cases: Sequence[Any],
+              run_one: Callable[[int, Any, dict[str, Any]], None]) -> dict[str, Any]:
+    """Run the student's code on each case, in order: ``run_one(k, case, result)`` fills the
+    dict ``result`` with what came out of case ``k`` (counted from 0), as plain data.
+
+    Returns ``{"cases": [result, ...]}``. The first :class:`CheckFailed` stops the run: the
+    case's result keeps what it had made so far and gets the failure's message as its
+    ``"stopped"``, and the cases after it are not run.
+    """
+    results: list[dict[str, Any]] = []
+    for k, case in enumerate(cases):
+        result: dict[str, Any] = {}
+        results.append(result)
+        try:
+            run_one(k, case, result)
+        except CheckFailed as error:
+            stopped = results[-1] = _Stopped(result, stopped=str(error))
+            stopped.error = error
+            break
+    return {"cases": results}
+
+
+def judged_cases(check: str, cases: Sequence[Any], outputs: Any
+                 ) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """The pairs ``(case, what the run sent back for it)`` for a judge to compare, in order
+    (see :func:`run_cases`). Where the run stopped, the case is given too, with what it made
+    before it stopped (read its values with :func:`value`), and then the failure that stopped
+    the run is raised; when it had made nothing, the failure is raised at once.
+
+    What came back is checked first: anything that :func:`run_cases` does not make is refused
+    with a :class:`CheckFailed` that names ``check``.
+    """
+    results = outputs.get("cases") if isinstance(outputs, dict) else None
+    if not isinstance(results, list):
+        malformed(check, "the values", f"{{'cases': [...]}}, the values of {len(cases)} cases",
+                  outputs)
+    for k, result in enumerate(results):
+        if not isinstance(result, dict):
+            malformed(check, f"the values['cases'][{k}]", "a dict of values", result)
+    stops = [k for k, result in enumerate(results) if "stopped" in result]
+    if stops:
+        if stops != [len(results) - 1] or len(results) > len(cases):
+            malformed(check, "the values['cases']", f"the values of at most {len(cases)} cases, "
+                      "where only the last one may say that the run stopped", results)
+        if not isinstance(results[-1]["stopped"], str):
+            malformed(check, f"the values['cases'][{len(results) - 1}]['stopped']",
+                      "the message that stopped the run", results[-1]["stopped"])
+    elif len(results) != len(cases):
+        malformed(check, "the length of the values['cases']", f"{len(cases)}", len(results))
+    for case, result in zip(cases, results):
+        if set(result) == {"stopped"}:
+            break
+        yield case, result
+    if stops:
+        raise _stop(results[-1])
+
+
+def value(values: Any, key: str, check: str) -> Any:
+    """``values[key]``, where ``values`` is a dict that a run sent back (all of its values, or
+    one case's). Where the run stopped at that case before it made the value, the failure that
+    stopped it is raised instead; a value missing for no such reason is refused as malformed."""
+    if isinstance(values, dict) and key in values:
+        return values[key]
+    if isinstance(values, dict) and "stopped" in values:
+        raise _stop(values)
+    malformed(check, "the values", f"a dict with the key {key!r}", values)
+
+
+def _stop(result: dict[str, Any]) -> CheckFailed:
+    """The failure that stopped a run at the case whose values are ``result``: the error
+    itself in the process that ran it, a new one with its message elsewhere."""
+    error = getattr(result, "error", None)
+    return error if isinstance(error, CheckFailed) else CheckFailed(result["stopped"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,14 +23,14 @@ enters the student's.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from minigrad.broadcast import unbroadcast as _ref_unbroadcast
 from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, exercises, fail,
-                                    numerical_vjp, received, require_student, sent, show,
-                                    student_code, with_globals)
+                                    judged_cases, numerical_vjp, received, require_student,
+                                    run_cases, sent, show, student_code, value, with_globals)
 from minigrad.tensor import Tensor, op
 
 __all__ = ["EXERCISES", "matmul", "sum", "reshape", "transpose", "unbroadcast",
@@ -109,80 +109,13 @@ def _in_scaffold(fn: Callable, name: str) -> Callable:
 # student's, an input left unchanged, the student's code ran without an error) it checks
 # itself. The judge recomputes the expected values from the probes and compares.
 #
-# The run stops at the first case where the student's code fails, and records that failure's
-# message as the case's "error"; the judge goes through the cases in order and reports the
-# failure when it reaches it, after the values that came before. So the first mistake is
-# reported, as when the check was one piece: a value that is wrong in case 6 is reported
-# before a VJP that raises in case 7.
-
-#: In this process only: the error a run stopped at, by its message. In a notebook the judge
-#: re-raises it, so that the lines of the student's code that raised are shown; in the grader
-#: (another process) the judge raises a new error with the same message.
-_HELD: dict[str, CheckFailed] = {}
+# The run stops at the first case where the student's code fails, and the judge reports that
+# failure when it reaches it, after the values that came before: the first mistake is the one
+# reported (see :func:`minigrad.course.checks.run_cases` and ``judged_cases``).
 
 #: What a run checks on its own, for the grader's report.
 _SELF_REPORTED = ("the result is a graph node made by op(), with the inputs as parents and a "
                   "VJP of yours")
-
-
-def _run_cases(cases: Sequence[dict[str, Any]],
-               run_one: Callable[[int, dict[str, Any], dict[str, Any]], None]) -> dict[str, Any]:
-    """``run_one(k, case, result)`` for each case, filling ``result``; the run's outputs.
-
-    The first :class:`CheckFailed` stops the run: its message becomes the case's ``"error"``.
-    """
-    _HELD.clear()
-    results: list[dict[str, Any]] = []
-    for k, case in enumerate(cases):
-        result: dict[str, Any] = {}
-        results.append(result)
-        try:
-            run_one(k, case, result)
-        except CheckFailed as error:
-            result["error"] = str(error)
-            _HELD[str(error)] = error
-            break
-    return {"cases": results}
-
-
-def _judge_cases(check: str, cases: Sequence[dict[str, Any]], outputs: Any,
-                 judge_one: Callable[[int, dict[str, Any], dict[str, Any]], None]) -> None:
-    """``judge_one(k, case, result)`` for each case and the values the run sent back for it,
-    in order; a failure the run recorded is raised once the values before it are judged."""
-    results = outputs.get("cases") if isinstance(outputs, dict) else None
-    if not isinstance(results, list):
-        fail(check, f"expected the values of {len(cases)} cases; got {show(outputs)}")
-    if len(results) > len(cases):
-        fail(check, f"expected the values of {len(cases)} cases; got {len(results)}")
-    for k, (case, result) in enumerate(zip(cases, results)):
-        if not isinstance(result, dict):
-            fail(check, f"case {k + 1}: expected a dict of values; got {show(result)}")
-        judge_one(k, case, result)
-        if "error" in result:
-            _stopped(check, result)
-    if len(results) < len(cases):
-        fail(check, f"the values of {len(results)} of the {len(cases)} cases came back, and no "
-                    "error was reported")
-
-
-def _stopped(check: str, result: dict[str, Any]) -> NoReturn:
-    """Raise the failure the run recorded in ``result``."""
-    message = result["error"]
-    if not isinstance(message, str):
-        fail(check, f"a case's error should be a message; got {show(message)}")
-    held = _HELD.pop(message, None)
-    if held is not None:
-        raise held
-    raise CheckFailed(message)
-
-
-def _field(result: dict[str, Any], key: str, case: str) -> Any:
-    """The value ``key`` of a case's results; where the run stopped first, its failure."""
-    if key in result:
-        return result[key]
-    if "error" in result:
-        _stopped(case, result)
-    fail(case, f"the value {key!r} did not come back")
 
 
 def _robust(check: str, judge: Callable[[Any, Any], str]) -> Callable[[Any, Any], str]:
@@ -291,7 +224,7 @@ def _forward(got: Any, want: np.ndarray, case: str, cause: str) -> None:
 
 def _gradients(result: dict[str, Any], n: int, case: str, key: str = "grads") -> list:
     """The gradients the VJP returned, one per parent (not yet compared)."""
-    grads = _field(result, key, case)
+    grads = value(result, key, case)
     if not isinstance(grads, list) or len(grads) != n:
         got = f"{len(grads)} gradients" if isinstance(grads, list) else show(grads)
         fail(case, f"the VJP returned {got} for {n} parent{'s' if n > 1 else ''}",
@@ -303,7 +236,7 @@ def _finite_differences(result: dict[str, Any], inputs: Sequence[np.ndarray],
                         case: str) -> list[np.ndarray]:
     """The finite differences of the student's forward, one per input. The run sends them
     whenever the forward value has the right shape, which the judge has seen by now."""
-    fd = _field(result, "fd", case)
+    fd = value(result, "fd", case)
     if not isinstance(fd, list) or len(fd) != len(inputs):
         fail(case, f"expected the finite differences for {len(inputs)} input(s); got {show(fd)}")
     arrays = [received(f, case, "a finite difference") for f in fd]
@@ -366,17 +299,16 @@ def _matmul_run(probes: dict[str, Any], matmul: Callable) -> dict[str, Any]:
                                f"{g.shape} @ {B.T.shape}, dB = A.T @ dC is {A.T.shape} @ "
                                f"{g.shape}")
         result["fd"] = _fd(fn, case, "matmul", out, (A, B), g)
-    return _run_cases(cases, one)
+    return run_cases(cases, one)
 
 
 def _matmul_judge(probes: dict[str, Any], outputs: Any) -> str:
     """2.1, judge: A @ B, dA = dC @ B.T and dB = A.T @ dC."""
     cases = probes["cases"]
-
-    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+    for k, (probe, result) in enumerate(judged_cases("matmul", cases, outputs)):
         A, B, g = _floats(probe["A"]), _floats(probe["B"]), _floats(probe["g"])
         case = _matmul_case(k, len(cases), A, B)
-        _forward(_field(result, "forward", case), A @ B, case,
+        _forward(value(result, "forward", case), A @ B, case,
                  "the forward value is a.data @ b.data")
         ga, gb = _gradients(result, 2, case)
         fa, fb = _finite_differences(result, (A, B), case)
@@ -387,7 +319,6 @@ def _matmul_judge(probes: dict[str, Any], outputs: Any) -> str:
         _compare_grad(gb, A.T @ g, fb, case, "the gradient for B",
                       f"dB must have B's shape {B.shape}: only A.T @ dC has it",
                       "dB = A.T @ dC (A transposed times the output gradient)")
-    _judge_cases("matmul", cases, outputs, one)
     return (f"matmul: forward values, dA = dC @ B.T and dB = A.T @ dC agree with NumPy and "
             f"finite differences ({len(cases)} shape pairs, square and non-square)")
 
@@ -445,17 +376,16 @@ def _sum_run(probes: dict[str, Any], sum: Callable) -> dict[str, Any]:
                                "axes back as size 1 (np.expand_dims(g, axis), unless keepdims) "
                                "before np.broadcast_to(g, x.shape)")
         result["fd"] = _fd(lambda x: fn(x, axis, keepdims), case, "sum", out, (X,), g)
-    return _run_cases(cases, one)
+    return run_cases(cases, one)
 
 
 def _sum_judge(probes: dict[str, Any], outputs: Any) -> str:
     """2.2, judge: np.sum's value, and g copied back along the summed axes."""
     X, cases = _floats(probes["x"]), probes["cases"]
-
-    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+    for k, (probe, result) in enumerate(judged_cases("sum", cases, outputs)):
         axis, keepdims, g = _axis(probe["axis"]), bool(probe["keepdims"]), _floats(probe["g"])
         case = _sum_case(k, len(cases), axis, keepdims, X)
-        _forward(_field(result, "forward", case), np.sum(X, axis=axis, keepdims=keepdims), case,
+        _forward(value(result, "forward", case), np.sum(X, axis=axis, keepdims=keepdims), case,
                  f"the forward value is np.sum(x.data, axis={axis}, keepdims={keepdims})")
         (gx,) = _gradients(result, 1, case)
         (fd,) = _finite_differences(result, (X,), case)
@@ -466,7 +396,6 @@ def _sum_judge(probes: dict[str, Any], outputs: Any) -> str:
                       "(np.broadcast_to(g, x.shape))",
                       "every element of x appears once in its sum, so it gets its sum's "
                       "gradient unchanged (no scaling)")
-    _judge_cases("sum", cases, outputs, one)
     named = ", ".join(dict.fromkeys(str(_axis(c["axis"])) for c in cases))
     return (f"sum: forward values and gradients (spread back along the summed axes) agree with "
             f"NumPy and finite differences ({len(cases)} cases: axis {named}, with and without "
@@ -548,7 +477,7 @@ def _moves_run(name: str) -> Callable[..., dict[str, Any]]:
             out = _node(fn, name, case, (_leaf(X),), *args)
             result["forward"] = sent(out.data)
             result["grads"] = _vjp(out, g, case, name, cause)
-        return _run_cases(cases, one)
+        return run_cases(cases, one)
     run.__name__ = run.__qualname__ = f"_{name}_run"
     return run
 
@@ -556,18 +485,16 @@ def _moves_run(name: str) -> Callable[..., dict[str, Any]]:
 def _reshape_judge(probes: dict[str, Any], outputs: Any) -> str:
     """2.3, judge: np.reshape's value; the gradient is g reshaped back."""
     cases = probes["cases"]
-
-    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+    for k, (probe, result) in enumerate(judged_cases("reshape", cases, outputs)):
         X, g, new = _floats(probe["x"]), _floats(probe["g"]), _ints(probe["arg"])
         case = _moves_case("reshape", k, len(cases), X, new)
-        _forward(_field(result, "forward", case), X.reshape(new), case,
+        _forward(value(result, "forward", case), X.reshape(new), case,
                  "the forward value is np.reshape(x.data, shape)")
         (gx,) = _gradients(result, 1, case)
         _compare_grad(gx, g.reshape(X.shape), None, case, "the gradient for x",
                       "reshape the output gradient back to x's shape (keep the old shape in "
                       "the closure)", "a reshape moves no value: the gradient is g reshaped "
                                       "back, element for element")
-    _judge_cases("reshape", cases, outputs, one)
     return (f"reshape: forward values and gradients (g reshaped back) agree with NumPy "
             f"({len(cases)} cases, -1 included)")
 
@@ -575,12 +502,11 @@ def _reshape_judge(probes: dict[str, Any], outputs: Any) -> str:
 def _transpose_judge(probes: dict[str, Any], outputs: Any) -> str:
     """2.4, judge: np.transpose's value; the gradient is g permuted back."""
     cases = probes["cases"]
-
-    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+    for k, (probe, result) in enumerate(judged_cases("transpose", cases, outputs)):
         X, g = _floats(probe["x"]), _floats(probe["g"])
         axes = None if probe["arg"] is None else _ints(probe["arg"])
         case = _moves_case("transpose", k, len(cases), X, axes)
-        _forward(_field(result, "forward", case), np.transpose(X, axes), case,
+        _forward(value(result, "forward", case), np.transpose(X, axes), case,
                  "the forward value is np.transpose(x.data, axes); with axes=None the axes are "
                  "reversed")
         (gx,) = _gradients(result, 1, case)
@@ -590,7 +516,6 @@ def _transpose_judge(probes: dict[str, Any], outputs: Any) -> str:
                       "np.argsort(axes); for (1, 2, 0) it is (2, 0, 1), not the same axes",
                       "the inverse permutation (np.argsort(axes)) puts every value back where "
                       "it came from")
-    _judge_cases("transpose", cases, outputs, one)
     return (f"transpose: forward values and gradients (permuted back with the inverse "
             f"permutation) agree with NumPy ({len(cases)} cases, 2-D and 3-D)")
 
@@ -667,16 +592,15 @@ def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable) -> dict[str,
             fail(case, "unbroadcast changed the gradient it was given, in place",
                  "compute a new array (grad.sum(...)); never write into grad")
         result["got"] = sent(got)
-    return _run_cases(_unbroadcast_cases(probes), one)
+    return run_cases(_unbroadcast_cases(probes), one)
 
 
 def _unbroadcast_judge(probes: dict[str, Any], outputs: Any) -> str:
     """2.5, judge: the shape, then the values, against minigrad's unbroadcast."""
     cases = _unbroadcast_cases(probes)
-
-    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+    for k, (probe, result) in enumerate(judged_cases("unbroadcast", cases, outputs)):
         who, shape, g, case = probe["who"], probe["shape"], probe["g"], probe["name"]
-        got = _field(result, "got", case)
+        got = value(result, "got", case)
         if got is not None:
             got = received(got, case, f"the gradient for {who}")
         got_shape = None if got is None else got.shape
@@ -694,7 +618,6 @@ def _unbroadcast_judge(probes: dict[str, Any], outputs: Any) -> str:
         assert_close(got, _ref_unbroadcast(g, shape), case, f"the gradient for {who}",
                      "every broadcast copy sent its own gradient back: add them up (a sum, not "
                      "a mean, and not one copy)")
-    _judge_cases("unbroadcast", cases, outputs, one)
     return (f"unbroadcast: the right shape and values for {len(cases)} gradients of "
             f"{len(probes['pairs'])} broadcast pairs (leading axes, size-1 axes, both, scalars "
             f"and no broadcasting)")
@@ -788,7 +711,7 @@ def _ce_run(probes: dict[str, Any], cross_entropy: Callable) -> dict[str, Any]:
             result["fd"] = _fd(lambda z: fn(z, T), case, "cross_entropy", out, (Z,),
                                np.array(1.0))
         result["grads_half"] = _vjp(out, np.array(0.5), case, "cross_entropy")
-    return _run_cases(cases, one)
+    return run_cases(cases, one)
 
 
 def _ce_expected(Z: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray]:
@@ -802,13 +725,12 @@ def _ce_expected(Z: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray]:
 def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
     """2.6, judge: the loss and (softmax - onehot) / N, naming the usual slip when one fits."""
     cases = probes["cases"]
-
-    def one(k: int, probe: dict[str, Any], result: dict[str, Any]) -> None:
+    for k, (probe, result) in enumerate(judged_cases("cross_entropy", cases, outputs)):
         Z, T = _floats(probe["logits"]), np.asarray(probe["targets"], dtype=np.int64)
         case = _ce_case(k, len(cases), probe)
         want_loss, want_grad = _ce_expected(Z, T)
         n_rows = Z.shape[0]
-        loss = received(_field(result, "loss", case), case, "the loss")
+        loss = received(value(result, "loss", case), case, "the loss")
         if loss.shape != ():
             fail(case, f"the loss has shape {loss.shape}; expected a single value, shape ()",
                  "average over the rows: the loss is one number for the whole batch")
@@ -844,7 +766,6 @@ def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
         assert_close(received(half, case, what), 0.5 * want_grad, case,
                      "the gradient for an output gradient of 0.5",
                      "multiply by the output gradient g: g * (softmax - onehot) / N")
-    _judge_cases("cross_entropy", cases, outputs, one)
     return (f"cross_entropy: loss and gradient (softmax - onehot) / N agree with hand-derived "
             f"numbers, NumPy and finite differences, and stay finite at logits of +-1e4 "
             f"({len(cases)} cases)")

@@ -17,7 +17,7 @@ from the probes and names the mistake. Only what can be seen inside the student'
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -25,8 +25,9 @@ from minigrad import Tensor
 from minigrad.course import byhand
 from minigrad import functional as F
 from minigrad import nn
-from minigrad.course.checks import (CheckFailed, Split, exercise, exercises, mismatch,
-                                    require_student, show, student_code)
+from minigrad.course.checks import (Split, described, exercise, exercises, judged_cases,
+                                    malformed, mismatch, received_or_type, require_student,
+                                    run_cases, sent, student_code, type_sent, value)
 
 __all__ = ["EXERCISES", "NETWORK", "network", "hand_gradients", "train_loop"]
 
@@ -52,12 +53,6 @@ _CHECK_41, _CHECK_42, _CHECK_43 = ("check 4.1 (network)", "check 4.2 (hand_gradi
 # Helpers
 
 
-def _malformed(check: str, what: str, got: Any) -> NoReturn:
-    """Refuse data sent back by ``run`` that does not have the shape ``run`` gives it."""
-    raise CheckFailed(f"{check}: the values sent back for judging are malformed: expected "
-                      f"{what}; got {show(got)}")
-
-
 def _fmt(a: Any) -> str:
     return np.array2string(np.asarray(a, dtype=float), precision=6, suppress_small=True,
                            separator=", ").replace("\n", "")
@@ -65,76 +60,6 @@ def _fmt(a: Any) -> str:
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
-
-
-def _sent(x: Any) -> Any:
-    """``run``'s copy of a value the student's code returned: a float array (a Tensor's data),
-    or ``{"type": name}`` when it is not an array of numbers."""
-    try:
-        return np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
-    except (TypeError, ValueError):
-        return {"type": type(x).__name__}
-
-
-def _received(value: Any) -> tuple[np.ndarray | None, str]:
-    """``judge``'s reading of a value :func:`_sent` made: ``(array, "")``, or ``(None, what it
-    was instead)``. Anything else that came back is described, never trusted."""
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
-        return None, value["type"]
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return value.astype(np.float64), ""
-    return None, f"malformed data ({show(value, 60)})"
-
-
-def _entry(record: Any, key: str, check: str) -> Any:
-    """``record[key]``, where ``record`` is a dict that ``run`` sent back."""
-    if not isinstance(record, dict) or key not in record:
-        _malformed(check, f"a dict with the key {key!r}", record)
-    return record[key]
-
-
-class _Outputs(dict):
-    """What ``run`` sends back when the student's code stopped it: a dict of plain data that
-    also carries, as ``.error``, the :class:`CheckFailed` itself. In a notebook the judge raises
-    that very error, so the student still sees the lines of their code that raised. The
-    attribute never crosses the sandbox's edge: the grader receives the dict alone, and the
-    message in it."""
-
-    error: CheckFailed | None = None
-
-
-def _run_cases(cases: list[dict[str, Any]], run_one: Callable[[dict[str, Any]], dict[str, Any]]
-               ) -> dict[str, Any]:
-    """``{"cases": [run_one(case), ...]}``, in order. The first :class:`CheckFailed` (the
-    student's code raised, say) stops the run and is sent back as ``"stopped"``: the judge
-    raises it only once the cases before it are judged right, so that, as in the lesson, the
-    first wrong case is the one reported."""
-    results: list[dict[str, Any]] = []
-    for case in cases:
-        try:
-            results.append(run_one(case))
-        except CheckFailed as error:
-            outputs = _Outputs(cases=results, stopped=str(error))
-            outputs.error = error
-            return outputs
-    return {"cases": results}
-
-
-def _judged_cases(cases: list[dict[str, Any]], outputs: Any, check: str
-                  ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """The pairs (case, what ``run`` sent back for it) for the judge to compare, in order; then,
-    if the run stopped at the next case, its error (see :func:`_run_cases`)."""
-    results = _entry(outputs, "cases", check)
-    stopped = outputs.get("stopped")
-    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results) or \
-            not (len(results) == len(cases) if stopped is None else len(results) < len(cases)):
-        _malformed(check, f"cases: a list of {len(cases)} results, one per case", results)
-    if stopped is not None and not isinstance(stopped, str):
-        _malformed(check, "the message that stopped the run, a string", stopped)
-    yield from zip(cases, results)
-    if stopped is not None:
-        error = getattr(outputs, "error", None)
-        raise error if isinstance(error, CheckFailed) else CheckFailed(stopped)
 
 
 def _close(got: np.ndarray | None, want: np.ndarray, rtol: float = 1e-5,
@@ -209,7 +134,10 @@ def _network_run(probes: dict[str, Any], network: Callable[..., Any]) -> dict[st
     and which of them backward reached. Whether it is a ``Module`` and whether its parameters
     share memory with the weights passed in is seen only here."""
     require_student(network, "network")
-    return _run_cases(probes["cases"], lambda net: _run_network(net, network))
+
+    def one(k: int, net: dict[str, Any], result: dict[str, Any]) -> None:
+        result.update(_run_network(net, network))
+    return run_cases(probes["cases"], one)
 
 
 def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, Any]:
@@ -243,7 +171,7 @@ def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, 
                                "load the values with load_state_dict (which copies) or copy them "
                                "(W.copy()); otherwise training the model would change the arrays "
                                "you passed in")
-    logits = _sent(out) if isinstance(out, Tensor) else {"type": type(out).__name__}
+    logits = sent(out.data) if isinstance(out, Tensor) else described(out)
     reached: list[bool] | str = "no Tensor to call backward on"
     if isinstance(out, Tensor):
         try:   # logits of a wrong shape fail here: the judge says why, from the logits
@@ -285,18 +213,19 @@ def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
     parameters, each reached by backward."""
     check = _CHECK_41
     cases = probes["cases"]
-    for net, result in _judged_cases(cases, outputs, check):
+    for net, result in judged_cases(check, cases, outputs):
         case = net["name"]
         x = net["batch"]
         expected = _logits(net, x)
-        got, instead = _received(_entry(result, "logits", check))
+        got, instead = received_or_type(value(result, "logits", check))
         if not _close(got, expected, atol=1e-12):
             raise mismatch(check, f"{case}: logits of 5 inputs", _fmt(expected),
                            _fmt(got) if got is not None else instead,
                            _network_cause(net, x, got))
-        n_params, reached = _entry(result, "parameters", check), _entry(result, "reached", check)
+        n_params, reached = value(result, "parameters", check), value(result, "reached", check)
         if not isinstance(n_params, int) or isinstance(n_params, bool):
-            _malformed(check, "the number of parameters, an int", n_params)
+            malformed(check, "a case's 'parameters'", "the number of parameters, an int",
+                      n_params)
         if n_params != 4:
             raise mismatch(check, case, "4 parameters (two weights, two biases)", f"{n_params}",
                            "use nn.Linear layers with bias=True; they hold the weights as "
@@ -306,8 +235,8 @@ def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
                            "the forward pass must go through the layers' Parameters")
         if not isinstance(reached, list) or len(reached) != n_params or \
                 not all(isinstance(r, bool) for r in reached):
-            _malformed(check, f"{n_params} booleans (each parameter reached by backward)",
-                       reached)
+            malformed(check, "a case's 'reached'",
+                      f"{n_params} booleans (each parameter reached by backward)", reached)
         if not all(reached):
             raise mismatch(check, case, "a gradient on every parameter after backward",
                            "a parameter without gradient", "the forward pass must go through the "
@@ -410,7 +339,10 @@ def _gradients_run(probes: dict[str, Any], hand_gradients: Callable[..., Any]
                    ) -> dict[str, Any]:
     """4.2, run: the student's gradients of each network, or what was returned instead."""
     require_student(hand_gradients, "hand_gradients")
-    return _run_cases(probes["cases"], lambda net: _run_gradients(net, hand_gradients))
+
+    def one(k: int, net: dict[str, Any], result: dict[str, Any]) -> None:
+        result.update(_run_gradients(net, hand_gradients))
+    return run_cases(probes["cases"], one)
 
 
 def _run_gradients(net: dict[str, Any], hand_gradients: Callable[..., Any]) -> dict[str, Any]:
@@ -419,9 +351,11 @@ def _run_gradients(net: dict[str, Any], hand_gradients: Callable[..., Any]) -> d
     with student_code(f"{_CHECK_42}, case '{net['name']}'", "hand_gradients"):
         got = hand_gradients(x, net["t"], W1, b1, W2, b2)
     if not isinstance(got, dict):
-        return {"type": type(got).__name__}
+        return {"not a dict": described(got)}
+    gradients = {k: got[k] for k in _WEIGHTS if k in got}
     return {"keys": sorted(str(k) for k in got),
-            "gradients": {k: _sent(got[k]) for k in _WEIGHTS if k in got}}
+            "gradients": {k: sent(g.data if isinstance(g, Tensor) else g)
+                          for k, g in gradients.items()}}
 
 
 def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
@@ -429,34 +363,34 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
     mistakes to name the cause."""
     check = _CHECK_42
     cases = probes["cases"]
-    for net, result in _judged_cases(cases, outputs, check):
+    for net, result in judged_cases(check, cases, outputs):
         case = net["name"]
         keys = result.get("keys")
         keys = keys if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else None
         if keys != sorted(_WEIGHTS):
-            got = keys if keys is not None else result.get("type", "malformed data")
+            got = keys if keys is not None else type_sent(value(result, "not a dict", check))
             raise mismatch(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'", got,
                            "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
-        gradients = _entry(result, "gradients", check)
+        gradients = value(result, "gradients", check)
         engine = _engine_gradients(net)
         variants = _hand_variants(net)
         for name in ("b2", "W2", "b1", "W1"):  # in the order the chain rule computes them
             want = np.asarray(engine[name])
-            value, instead = _received(_entry(gradients, name, check))
-            if value is None:
+            grad, instead = received_or_type(value(gradients, name, check))
+            if grad is None:
                 raise mismatch(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
                                instead, "return NumPy arrays")
-            if _close(value, want, rtol=1e-9, atol=1e-12):
+            if _close(grad, want, rtol=1e-9, atol=1e-12):
                 continue
             cause = next((text for variant, text in _CAUSES.items()
-                          if variant in variants and _close(value, variants[variant][name],
+                          if variant in variants and _close(grad, variants[variant][name],
                                                             atol=1e-9)),
                          _RULES[name])
-            if value.shape != want.shape:
-                got_text = f"shape {value.shape}"
+            if grad.shape != want.shape:
+                got_text = f"shape {grad.shape}"
                 expected = f"shape {want.shape}, like {name}"
             else:
-                got_text, expected = _fmt(value), f"{_fmt(want)} (the engine)"
+                got_text, expected = _fmt(grad), f"{_fmt(want)} (the engine)"
             raise mismatch(check, f"{case}, dL/d{name}", expected, got_text, cause)
     which = (f"the lesson's 2-2-2 network and for random {_and([_size(n) for n in cases[1:]])} "
              "networks" if cases[0]["name"] == _LESSONS_NETWORK
@@ -544,14 +478,15 @@ def _train_case(probes: dict[str, Any]) -> str:
             f"{len(probes['y'])} points, lr={probes['lr']}")
 
 
-def _loss_sent(value: Any) -> float | str:
-    """One loss as ``run`` sends it: a number, or the name of its type."""
-    if not isinstance(value, Tensor):
+def _loss_sent(loss: Any) -> float | dict[str, str]:
+    """One loss as ``run`` sends it: a number, or what :func:`~minigrad.course.checks.described`
+    says of it (a Tensor is not taken for its number: keeping it is the mistake)."""
+    if not isinstance(loss, Tensor):
         try:
-            return float(np.asarray(value, dtype=np.float64).reshape(()))
+            return float(np.asarray(loss, dtype=np.float64).reshape(()))
         except (TypeError, ValueError):
             pass
-    return type(value).__name__
+    return described(loss)
 
 
 def _train_run(probes: dict[str, Any], train: Callable[..., Any]) -> dict[str, Any]:
@@ -567,8 +502,8 @@ def _train_run(probes: dict[str, Any], train: Callable[..., Any]) -> dict[str, A
     with student_code(f"{_CHECK_43}, case '{_train_case(probes)}'", "train"):
         losses = train(model, X, y, int(probes["steps"]), float(probes["lr"]))
     return {"losses": [_loss_sent(v) for v in losses] if isinstance(losses, (list, tuple))
-            else {"type": type(losses).__name__},
-            "parameters": {k: _sent(v) for k, v in model.state_dict().items()},
+            else described(losses),
+            "parameters": {k: sent(v) for k, v in model.state_dict().items()},
             "X": X, "y": y}
 
 
@@ -614,32 +549,30 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     """4.3, judge: the losses and final parameters against the hand-built loop's."""
     check, case = _CHECK_43, _train_case(probes)
     X, y, steps = probes["X"], probes["y"], probes["steps"]
-    losses = _entry(outputs, "losses", check)
+    losses = value(outputs, "losses", check)
     if not isinstance(losses, list):
-        got = losses.get("type") if isinstance(losses, dict) else "malformed data"
-        raise mismatch(check, case, f"a list of {steps} losses", got,
+        raise mismatch(check, case, f"a list of {steps} losses", type_sent(losses),
                        "append each step's loss.item() to a list and return it")
     not_numbers = [v for v in losses if isinstance(v, bool) or not isinstance(v, (int, float))]
     if not_numbers:
-        if any(isinstance(v, str) and v == "Tensor" for v in not_numbers):
+        if any(type_sent(v) == "Tensor" for v in not_numbers):
             raise mismatch(check, case, "the losses as Python floats", "Tensors",
                            "append loss.item(): a kept loss Tensor keeps its whole graph (every "
                            "step's activations) in memory")
-        got = not_numbers[0]
-        raise mismatch(check, case, "the losses as Python floats",
-                       got if isinstance(got, str) else f"malformed data ({show(got, 60)})",
+        raise mismatch(check, case, "the losses as Python floats", type_sent(not_numbers[0]),
                        "append each step's loss.item(), a Python float")
     if len(losses) != steps:
         raise mismatch(check, case, f"{steps} losses (one per step)", f"{len(losses)}",
                        "run exactly `steps` steps and record the loss of each")
-    X_after, y_after = _entry(outputs, "X", check), _entry(outputs, "y", check)
-    if not (_close(_received(X_after)[0], X, rtol=0.0, atol=0.0)
-            and _close(_received(y_after)[0], y, rtol=0.0, atol=0.0)):
+    X_after, y_after = value(outputs, "X", check), value(outputs, "y", check)
+    if not (_close(received_or_type(X_after)[0], X, rtol=0.0, atol=0.0)
+            and _close(received_or_type(y_after)[0], y, rtol=0.0, atol=0.0)):
         raise mismatch(check, case, "X and y unchanged", "changed", "do not modify the data")
-    got_params = _entry(outputs, "parameters", check)
+    got_params = value(outputs, "parameters", check)
     if not isinstance(got_params, dict):
-        _malformed(check, "the final parameters, a dict of arrays", got_params)
-    parameters = {k: _received(got_params.get(k))[0] for k in probes["start"]}
+        malformed(check, "the values['parameters']", "the final parameters, a dict of arrays",
+                  got_params)
+    parameters = {k: received_or_type(got_params.get(k))[0] for k in probes["start"]}
     want_losses, want_params = _byhand_run(probes["start"], X, y, steps, probes["lr"])
     got_losses = np.array(losses, dtype=np.float64)
     same_losses = _close(got_losses, np.array(want_losses), rtol=1e-10, atol=1e-12)
