@@ -583,7 +583,7 @@ def test_run_never_reads_an_expected_value(check, args, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("the judge's code ran in the student's process")
 
-    for name in ("_tree_parameters", "_linear_shapes", "_at", "_numbers", "_malformed"):
+    for name in ("_tree_parameters", "_linear_shapes", "value_at", "_numbers", "malformed"):
         monkeypatch.setattr(lesson3, name, forbidden)
     check.split.run(crossed(check.split.probe(np.random.default_rng(3))), *args)
 

@@ -43,7 +43,7 @@ __all__ = [
     "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
     "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split", "mismatch",
     "sent", "received", "described", "received_or_type", "type_sent", "malformed",
-    "run_cases", "judged_cases", "value", "exercises",
+    "run_cases", "judged_cases", "value_at", "place", "exercises",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -404,7 +404,7 @@ def malformed(check: str, where: str, expected: str, got: Any) -> NoReturn:
 #
 #   outputs = run_cases(cases, run_one)    # in the run, in the student's process
 #   for case, result in judged_cases(check, cases, outputs):   # in the judge
-#       ... value(result, "forward", check) ...
+#       ... value_at(result, check, "forward") ...
 
 
 class _Stopped(dict):
@@ -443,7 +443,7 @@ def judged_cases(check: str, cases: Sequence[Any], outputs: Any
                  ) -> Iterator[tuple[Any, dict[str, Any]]]:
     """The pairs ``(case, what the run sent back for it)`` for a judge to compare, in order
     (see :func:`run_cases`). Where the run stopped, the case is given too, with what it made
-    before it stopped (read its values with :func:`value`), and then the failure that stopped
+    before it stopped (read its values with :func:`value_at`), and then the failure that stopped
     the run is raised; when it had made nothing, the failure is raised at once.
 
     What came back is checked first: anything that :func:`run_cases` does not make is refused
@@ -474,15 +474,26 @@ def judged_cases(check: str, cases: Sequence[Any], outputs: Any
         raise _stop(results[-1])
 
 
-def value(values: Any, key: str, check: str) -> Any:
-    """``values[key]``, where ``values`` is a dict that a run sent back (all of its values, or
-    one case's). Where the run stopped at that case before it made the value, the failure that
-    stopped it is raised instead; a value missing for no such reason is refused as malformed."""
-    if isinstance(values, dict) and key in values:
-        return values[key]
-    if isinstance(values, dict) and "stopped" in values:
-        raise _stop(values)
-    malformed(check, "the values", f"a dict with the key {key!r}", values)
+def place(path: Sequence[str | int]) -> str:
+    """Where ``path`` leads in what a run sent back: ``the values['cases'][2]['found']``."""
+    return "the values" + "".join(f"[{key!r}]" for key in path)
+
+
+def value_at(values: Any, check: str, *path: str | int) -> Any:
+    """``values[path[0]][path[1]]...`` in what a run sent back, each step checked (a dict's key,
+    a list's index) and refused as malformed when it is not there. Where the run stopped at a
+    case before it made the value, the failure that stopped it is raised instead."""
+    found = values
+    for depth, key in enumerate(path):
+        if isinstance(key, int):
+            if not isinstance(found, (list, tuple)) or not 0 <= key < len(found):
+                malformed(check, place(path[:depth]), f"a list with an item {key}", found)
+        elif not isinstance(found, dict) or key not in found:
+            if isinstance(found, dict) and "stopped" in found:
+                raise _stop(found)
+            malformed(check, place(path[:depth]), f"a dict with the key {key!r}", found)
+        found = found[key]
+    return found
 
 
 def _stop(result: dict[str, Any]) -> CheckFailed:

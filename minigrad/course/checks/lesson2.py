@@ -30,7 +30,8 @@ import numpy as np
 from minigrad.broadcast import unbroadcast as _ref_unbroadcast
 from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, exercises, fail,
                                     judged_cases, numerical_vjp, received, require_student,
-                                    run_cases, sent, show, student_code, value, with_globals)
+                                    run_cases, sent, show, student_code, value_at,
+                                    with_globals)
 from minigrad.tensor import Tensor, op
 
 __all__ = ["EXERCISES", "matmul", "sum", "reshape", "transpose", "unbroadcast",
@@ -224,7 +225,7 @@ def _forward(got: Any, want: np.ndarray, case: str, cause: str) -> None:
 
 def _gradients(result: dict[str, Any], n: int, case: str, key: str = "grads") -> list:
     """The gradients the VJP returned, one per parent (not yet compared)."""
-    grads = value(result, key, case)
+    grads = value_at(result, case, key)
     if not isinstance(grads, list) or len(grads) != n:
         got = f"{len(grads)} gradients" if isinstance(grads, list) else show(grads)
         fail(case, f"the VJP returned {got} for {n} parent{'s' if n > 1 else ''}",
@@ -236,7 +237,7 @@ def _finite_differences(result: dict[str, Any], inputs: Sequence[np.ndarray],
                         case: str) -> list[np.ndarray]:
     """The finite differences of the student's forward, one per input. The run sends them
     whenever the forward value has the right shape, which the judge has seen by now."""
-    fd = value(result, "fd", case)
+    fd = value_at(result, case, "fd")
     if not isinstance(fd, list) or len(fd) != len(inputs):
         fail(case, f"expected the finite differences for {len(inputs)} input(s); got {show(fd)}")
     arrays = [received(f, case, "a finite difference") for f in fd]
@@ -308,7 +309,7 @@ def _matmul_judge(probes: dict[str, Any], outputs: Any) -> str:
     for k, (probe, result) in enumerate(judged_cases("matmul", cases, outputs)):
         A, B, g = _floats(probe["A"]), _floats(probe["B"]), _floats(probe["g"])
         case = _matmul_case(k, len(cases), A, B)
-        _forward(value(result, "forward", case), A @ B, case,
+        _forward(value_at(result, case, "forward"), A @ B, case,
                  "the forward value is a.data @ b.data")
         ga, gb = _gradients(result, 2, case)
         fa, fb = _finite_differences(result, (A, B), case)
@@ -385,7 +386,8 @@ def _sum_judge(probes: dict[str, Any], outputs: Any) -> str:
     for k, (probe, result) in enumerate(judged_cases("sum", cases, outputs)):
         axis, keepdims, g = _axis(probe["axis"]), bool(probe["keepdims"]), _floats(probe["g"])
         case = _sum_case(k, len(cases), axis, keepdims, X)
-        _forward(value(result, "forward", case), np.sum(X, axis=axis, keepdims=keepdims), case,
+        want = np.sum(X, axis=axis, keepdims=keepdims)
+        _forward(value_at(result, case, "forward"), want, case,
                  f"the forward value is np.sum(x.data, axis={axis}, keepdims={keepdims})")
         (gx,) = _gradients(result, 1, case)
         (fd,) = _finite_differences(result, (X,), case)
@@ -488,7 +490,7 @@ def _reshape_judge(probes: dict[str, Any], outputs: Any) -> str:
     for k, (probe, result) in enumerate(judged_cases("reshape", cases, outputs)):
         X, g, new = _floats(probe["x"]), _floats(probe["g"]), _ints(probe["arg"])
         case = _moves_case("reshape", k, len(cases), X, new)
-        _forward(value(result, "forward", case), X.reshape(new), case,
+        _forward(value_at(result, case, "forward"), X.reshape(new), case,
                  "the forward value is np.reshape(x.data, shape)")
         (gx,) = _gradients(result, 1, case)
         _compare_grad(gx, g.reshape(X.shape), None, case, "the gradient for x",
@@ -506,7 +508,7 @@ def _transpose_judge(probes: dict[str, Any], outputs: Any) -> str:
         X, g = _floats(probe["x"]), _floats(probe["g"])
         axes = None if probe["arg"] is None else _ints(probe["arg"])
         case = _moves_case("transpose", k, len(cases), X, axes)
-        _forward(value(result, "forward", case), np.transpose(X, axes), case,
+        _forward(value_at(result, case, "forward"), np.transpose(X, axes), case,
                  "the forward value is np.transpose(x.data, axes); with axes=None the axes are "
                  "reversed")
         (gx,) = _gradients(result, 1, case)
@@ -600,7 +602,7 @@ def _unbroadcast_judge(probes: dict[str, Any], outputs: Any) -> str:
     cases = _unbroadcast_cases(probes)
     for k, (probe, result) in enumerate(judged_cases("unbroadcast", cases, outputs)):
         who, shape, g, case = probe["who"], probe["shape"], probe["g"], probe["name"]
-        got = value(result, "got", case)
+        got = value_at(result, case, "got")
         if got is not None:
             got = received(got, case, f"the gradient for {who}")
         got_shape = None if got is None else got.shape
@@ -730,7 +732,7 @@ def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
         case = _ce_case(k, len(cases), probe)
         want_loss, want_grad = _ce_expected(Z, T)
         n_rows = Z.shape[0]
-        loss = received(value(result, "loss", case), case, "the loss")
+        loss = received(value_at(result, case, "loss"), case, "the loss")
         if loss.shape != ():
             fail(case, f"the loss has shape {loss.shape}; expected a single value, shape ()",
                  "average over the rows: the loss is one number for the whole batch")

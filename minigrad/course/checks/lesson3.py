@@ -23,14 +23,14 @@ import contextlib
 import copy
 import importlib
 import types
-from typing import Any, Callable, Iterator, NoReturn
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from minigrad import Tensor, no_grad
-from minigrad.course.checks import (CheckFailed, Split, exercise, exercises, mismatch,
-                                    numerical_gradient, require_student, show, student_code,
-                                    with_globals)
+from minigrad.course.checks import (CheckFailed, Split, exercise, exercises, malformed,
+                                    mismatch, numerical_gradient, place, require_student,
+                                    student_code, value_at, with_globals)
 
 # The module itself (``minigrad.tensor`` the attribute is the function ``tensor``).
 _engine = importlib.import_module("minigrad.tensor")
@@ -131,44 +131,22 @@ def _recorded_ops() -> Iterator[list[str]]:
 
 # ---------------------------------------------------------------------------------------------
 # Reading what ``run`` sent back. In the grader it comes from the student's process, so the
-# judge trusts nothing about its form: anything malformed is a CheckFailed with the reason.
-
-
-def _malformed(check: str, where: str, wanted: str, got: Any) -> NoReturn:
-    raise CheckFailed(f"{check}: the values sent back for judging are malformed: {where} "
-                      f"should be {wanted}; got {show(got, 80)}")
-
-
-def _where(path: tuple[str | int, ...]) -> str:
-    """``the values['cases'][2]['found']``: a place in what ``run`` sent back."""
-    return "the values" + "".join(f"[{key!r}]" for key in path)
-
-
-def _at(outputs: Any, check: str, *path: str | int) -> Any:
-    """``outputs[path[0]][path[1]]...``, each step checked (a dict key, a list index)."""
-    value = outputs
-    for depth, key in enumerate(path):
-        if isinstance(key, int):
-            if not isinstance(value, (list, tuple)) or not 0 <= key < len(value):
-                _malformed(check, _where(path[:depth]), f"a list with an item {key}", value)
-        elif not isinstance(value, dict) or key not in value:
-            _malformed(check, _where(path[:depth]), f"a dict with the key {key!r}", value)
-        value = value[key]
-    return value
+# judge trusts nothing about its form: anything malformed is a CheckFailed with the reason
+# (:func:`~minigrad.course.checks.value_at` reads a place, ``malformed`` refuses it). Lesson 3's
+# runs send more than arrays (counts, shapes, paths), read here.
 
 
 def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
     """``outputs[path...]``, which must be a list of ``n`` items."""
-    value = _at(outputs, check, *path)
+    value = value_at(outputs, check, *path)
     if not isinstance(value, (list, tuple)) or len(value) != n:
-        _malformed(check, _where(path),
-                   f"a list of {n} items", value)
+        malformed(check, place(path), f"a list of {n} items", value)
     return list(value)
 
 
 def _numbers(outputs: Any, check: str, *path: str | int) -> np.ndarray:
     """``outputs[path...]`` as an array of numbers (its dtype kept)."""
-    value = _at(outputs, check, *path)
+    value = value_at(outputs, check, *path)
     if isinstance(value, (np.ndarray, np.generic, list, int, float)) and \
             not isinstance(value, bool):
         try:
@@ -177,20 +155,19 @@ def _numbers(outputs: Any, check: str, *path: str | int) -> np.ndarray:
             array = np.asarray(None)
         if array.dtype.kind in "iuf":
             return array
-    _malformed(check, _where(path), "an array of numbers", value)
+    malformed(check, place(path), "an array of numbers", value)
 
 
 def _numbers_or_none(outputs: Any, check: str, *path: str | int) -> np.ndarray | None:
     """``outputs[path...]`` as an array of numbers, or None (a gradient that never came)."""
-    return None if _at(outputs, check, *path) is None else _numbers(outputs, check, *path)
+    return None if value_at(outputs, check, *path) is None else _numbers(outputs, check, *path)
 
 
 def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
     """``outputs[path...]`` as a shape: a list of whole numbers."""
     value = _numbers(outputs, check, *path)
     if value.ndim != 1 or (value.size and value.dtype.kind not in "iu"):
-        _malformed(check, _where(path),
-                   "a shape (a list of whole numbers)", value)
+        malformed(check, place(path), "a shape (a list of whole numbers)", value)
     return tuple(int(n) for n in value)
 
 
@@ -491,15 +468,15 @@ def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> di
 
 def _described(outputs: Any, check: str, *path: str | int) -> list[dict[str, Any]]:
     """A list that :func:`_describe` made, each item's form checked."""
-    items = _at(outputs, check, *path)
-    where = _where(path)
+    items = value_at(outputs, check, *path)
+    where = place(path)
     if not isinstance(items, list):
-        _malformed(check, where, "a list of the parameters found", items)
+        malformed(check, where, "a list of the parameters found", items)
     for item in items:
         if not (isinstance(item, dict) and isinstance(item.get("kind"), str)
                 and isinstance(item.get("path"), str) and isinstance(item.get("shape"), list)
                 and all(isinstance(n, int) for n in item["shape"])):
-            _malformed(check, where, "items {'kind': ..., 'path': ..., 'shape': [...]}", item)
+            malformed(check, where, "items {'kind': ..., 'path': ..., 'shape': [...]}", item)
     return items
 
 
@@ -516,7 +493,7 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
         def names(paths: list[str]) -> str:
             return ", ".join(f"{p} {shapes[p]}" for p in paths)
 
-        if _at(outputs, check, "cases", k, "found") is None:
+        if value_at(outputs, check, "cases", k, "found") is None:
             raise mismatch(check, case, "a list of parameters", "None",
                            "return the list you built (the return statement is missing)")
         got = _described(outputs, check, "cases", k, "found")
@@ -543,7 +520,7 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
             raise mismatch(check, case, f"{len(shapes)} parameters: {listed}",
                            f"{len(got)} found" + (f"; missing {names(missing)}" if missing else "")
                            + (f"; not in this module: {len(extra)}" if extra else ""), cause)
-        again = _at(outputs, check, "cases", k, "again")
+        again = value_at(outputs, check, "cases", k, "again")
         again = [] if again is None else _described(outputs, check, "cases", k, "again")
         if sorted(p["path"] for p in again) != sorted(paths):
             raise mismatch(check, case + " (called twice)", f"{len(paths)} parameters again",
@@ -939,9 +916,9 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
                               f"{_numbers_text(np.ravel(upstream))}", _numbers_text(want),
                        "None" if grad is None else _fmt(grad),
                        "use the engine's relu on the Tensor, so that its backward rule is recorded")
-    tensors = _at(outputs, check, "relu tensors")
+    tensors = value_at(outputs, check, "relu tensors")
     if not isinstance(tensors, list) or not all(isinstance(t, str) for t in tensors):
-        _malformed(check, _where(("relu tensors",)), "a list of names", tensors)
+        malformed(check, place(("relu tensors",)), "a list of names", tensors)
     if tensors:
         raise mismatch(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
                        ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")

@@ -27,7 +27,7 @@ from minigrad import functional as F
 from minigrad import nn
 from minigrad.course.checks import (Split, described, exercise, exercises, judged_cases,
                                     malformed, mismatch, received_or_type, require_student,
-                                    run_cases, sent, student_code, type_sent, value)
+                                    run_cases, sent, student_code, type_sent, value_at)
 
 __all__ = ["EXERCISES", "NETWORK", "network", "hand_gradients", "train_loop"]
 
@@ -217,12 +217,13 @@ def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
         case = net["name"]
         x = net["batch"]
         expected = _logits(net, x)
-        got, instead = received_or_type(value(result, "logits", check))
+        got, instead = received_or_type(value_at(result, check, "logits"))
         if not _close(got, expected, atol=1e-12):
             raise mismatch(check, f"{case}: logits of 5 inputs", _fmt(expected),
                            _fmt(got) if got is not None else instead,
                            _network_cause(net, x, got))
-        n_params, reached = value(result, "parameters", check), value(result, "reached", check)
+        n_params = value_at(result, check, "parameters")
+        reached = value_at(result, check, "reached")
         if not isinstance(n_params, int) or isinstance(n_params, bool):
             malformed(check, "a case's 'parameters'", "the number of parameters, an int",
                       n_params)
@@ -368,15 +369,16 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
         keys = result.get("keys")
         keys = keys if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else None
         if keys != sorted(_WEIGHTS):
-            got = keys if keys is not None else type_sent(value(result, "not a dict", check))
+            got = keys if keys is not None else \
+                type_sent(value_at(result, check, "not a dict"))
             raise mismatch(check, case, "a dict with keys 'W1', 'b1', 'W2', 'b2'", got,
                            "return {'W1': dW1, 'b1': db1, 'W2': dW2, 'b2': db2}")
-        gradients = value(result, "gradients", check)
+        gradients = value_at(result, check, "gradients")
         engine = _engine_gradients(net)
         variants = _hand_variants(net)
         for name in ("b2", "W2", "b1", "W1"):  # in the order the chain rule computes them
             want = np.asarray(engine[name])
-            grad, instead = received_or_type(value(gradients, name, check))
+            grad, instead = received_or_type(value_at(gradients, check, name))
             if grad is None:
                 raise mismatch(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
                                instead, "return NumPy arrays")
@@ -549,7 +551,7 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     """4.3, judge: the losses and final parameters against the hand-built loop's."""
     check, case = _CHECK_43, _train_case(probes)
     X, y, steps = probes["X"], probes["y"], probes["steps"]
-    losses = value(outputs, "losses", check)
+    losses = value_at(outputs, check, "losses")
     if not isinstance(losses, list):
         raise mismatch(check, case, f"a list of {steps} losses", type_sent(losses),
                        "append each step's loss.item() to a list and return it")
@@ -564,11 +566,11 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     if len(losses) != steps:
         raise mismatch(check, case, f"{steps} losses (one per step)", f"{len(losses)}",
                        "run exactly `steps` steps and record the loss of each")
-    X_after, y_after = value(outputs, "X", check), value(outputs, "y", check)
+    X_after, y_after = value_at(outputs, check, "X"), value_at(outputs, check, "y")
     if not (_close(received_or_type(X_after)[0], X, rtol=0.0, atol=0.0)
             and _close(received_or_type(y_after)[0], y, rtol=0.0, atol=0.0)):
         raise mismatch(check, case, "X and y unchanged", "changed", "do not modify the data")
-    got_params = value(outputs, "parameters", check)
+    got_params = value_at(outputs, check, "parameters")
     if not isinstance(got_params, dict):
         malformed(check, "the values['parameters']", "the final parameters, a dict of arrays",
                   got_params)
