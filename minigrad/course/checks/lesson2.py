@@ -173,7 +173,7 @@ def _node(fn: Callable, name: str, case: str, inputs: Sequence[Tensor], *args: A
         fail(case, "the result is not part of a graph (it has no VJP)",
              "build the result with op(value, parents, vjp): the inputs as parents and your "
              "VJP closure")
-    if getattr(vjp, "__module__", "").split(".")[0] == "minigrad":
+    if (getattr(vjp, "__module__", None) or "").split(".")[0] == "minigrad":
         fail(case, f"the node was made by minigrad's own operation ({out._op}), not by a VJP "
                    "you wrote", "compute the value on arrays (.data) and pass your own vjp to "
                                 "op(...); do not call the Tensor's built-in operations")
