@@ -134,14 +134,12 @@ def _network_run(probes: dict[str, Any], network: Callable[..., Any]) -> dict[st
     and which of them backward reached. Whether it is a ``Module`` and whether its parameters
     share memory with the weights passed in is seen only here."""
     require_student(network, "network")
-
-    def one(k: int, net: dict[str, Any], result: dict[str, Any]) -> None:
-        result.update(_run_network(net, network))
-    return run_cases(probes["cases"], one)
+    return run_cases(probes["cases"], lambda k, net, result: _run_network(net, network, result))
 
 
-def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, Any]:
-    """4.1, run, one case."""
+def _run_network(net: dict[str, Any], network: Callable[..., Any], result: dict[str, Any]
+                 ) -> None:
+    """4.1, run, one case: what came out goes into ``result``."""
     check, case = _CHECK_41, net["name"]
     given = {k: np.array(net[k], dtype=np.float64) for k in _WEIGHTS}
     with student_code(f"{check}, case '{case}'", "network(W1, b1, W2, b2)"):
@@ -179,7 +177,7 @@ def _run_network(net: dict[str, Any], network: Callable[..., Any]) -> dict[str, 
             reached = [p.grad is not None for p in params]
         except Exception as e:  # noqa: BLE001 - reported by the judge, after the logits
             reached = f"{type(e).__name__}: {e}"
-    return {"logits": logits, "parameters": len(params), "reached": reached}
+    result.update(logits=logits, parameters=len(params), reached=reached)
 
 
 def _network_cause(net: dict[str, Any], x: np.ndarray, got: np.ndarray | None) -> str:
@@ -340,23 +338,23 @@ def _gradients_run(probes: dict[str, Any], hand_gradients: Callable[..., Any]
                    ) -> dict[str, Any]:
     """4.2, run: the student's gradients of each network, or what was returned instead."""
     require_student(hand_gradients, "hand_gradients")
-
-    def one(k: int, net: dict[str, Any], result: dict[str, Any]) -> None:
-        result.update(_run_gradients(net, hand_gradients))
-    return run_cases(probes["cases"], one)
+    return run_cases(probes["cases"],
+                     lambda k, net, result: _run_gradients(net, hand_gradients, result))
 
 
-def _run_gradients(net: dict[str, Any], hand_gradients: Callable[..., Any]) -> dict[str, Any]:
-    """4.2, run, one case."""
+def _run_gradients(net: dict[str, Any], hand_gradients: Callable[..., Any],
+                   result: dict[str, Any]) -> None:
+    """4.2, run, one case: what came out goes into ``result``."""
     x, W1, b1, W2, b2 = (np.array(net[k], dtype=np.float64) for k in ("x", *_WEIGHTS))
     with student_code(f"{_CHECK_42}, case '{net['name']}'", "hand_gradients"):
         got = hand_gradients(x, net["t"], W1, b1, W2, b2)
     if not isinstance(got, dict):
-        return {"not a dict": described(got)}
+        result["not a dict"] = described(got)
+        return
     gradients = {k: got[k] for k in _WEIGHTS if k in got}
-    return {"keys": sorted(str(k) for k in got),
-            "gradients": {k: sent(g.data if isinstance(g, Tensor) else g)
-                          for k, g in gradients.items()}}
+    result["keys"] = sorted(str(k) for k in got)
+    result["gradients"] = {k: sent(g.data if isinstance(g, Tensor) else g)
+                           for k, g in gradients.items()}
 
 
 def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
