@@ -14,6 +14,11 @@ exercise's check has passed (lesson demos use it to fall back to the reference),
 of exercises and points (``exercises.json``, read by :func:`exercises`; the grader's weights),
 and marks each check with :func:`exercise`.
 
+A check split for the grader (:class:`Split`) sends plain data across the sandbox's edge with
+:func:`sent` and reads it back with :func:`received` or :func:`value_at`, refusing anything
+malformed; one made of cases runs them with :func:`run_cases` and judges them in order with
+:func:`judged_cases`, so that the first mistake is the one reported.
+
 >>> from minigrad.course import checks
 >>> checks.lesson1.mul(mul)          # doctest: +SKIP
 ✓ mul: forward values and both gradients agree with the scalar engine and finite differences (4 cases)
@@ -425,6 +430,13 @@ def run_cases(cases: Sequence[Any],
     Returns ``{"cases": [result, ...]}``. The first :class:`CheckFailed` stops the run: the
     case's result keeps what it had made so far and gets the failure's message as its
     ``"stopped"``, and the cases after it are not run.
+
+    >>> def one(k, case, result):
+    ...     result["inverse"] = 1 / case if case else fail(f"case {k + 1}", "divides by 0")
+    >>> run_cases([2, 4], one)
+    {'cases': [{'inverse': 0.5}, {'inverse': 0.25}]}
+    >>> run_cases([2, 0, 4], one)
+    {'cases': [{'inverse': 0.5}, {'stopped': 'case 2: divides by 0'}]}
     """
     results: list[dict[str, Any]] = []
     for k, case in enumerate(cases):
