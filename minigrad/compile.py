@@ -685,6 +685,8 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
     5. ``dst[...] = r``, where ``r`` is a new array that only this copy reads and ``dst`` has
        ``r``'s shape, dtype and layout (a gradient landing in the optimizer's flat buffer; a
        mask cast to floats), is dropped and the call that made ``r`` writes into ``dst``;
+       so is ``dst[i] = r`` into a slice, of any layout, when ``r`` comes from an elementwise
+       ufunc (each value is computed alone: where it is stored cannot change it);
     6. a value computed only to be checked (a guard) is computed and checked in one call.
     """
     def number(a: Any) -> int | None:
@@ -754,12 +756,17 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
     ops = list(rec.ops)
     for k in range(n):
         fn, args, kwargs = ops[k]
-        if not alive[k] or not (fn is operator.setitem and args[1] is Ellipsis
+        if not alive[k] or not (fn is operator.setitem and _basic(args[1])
                                 or fn is np.copyto and kwargs in ({}, {"casting": "unsafe"})):
             continue
         dst, src = (args[0], args[2]) if fn is operator.setitem else (args[0], args[1])
         if not isinstance(src, np.ndarray) or not isinstance(dst, np.ndarray):
             continue
+        whole = fn is np.copyto or args[1] is Ellipsis
+        if not whole:
+            dst = dst[args[1]]  # the slice written: a view of dst
+            if not isinstance(dst, np.ndarray):
+                continue
         r = number(src)
         owner = _owner(src)
         j = rec.creator.get(r) if r is not None else None
@@ -770,11 +777,12 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
                 or src.__array_interface__["data"][0] != owner.__array_interface__["data"][0]):
             continue
         jfn, jargs, jkwargs = ops[j]
+        elementwise = isinstance(jfn, np.ufunc) and jfn.signature is None  # not matmul
         cast = dst.dtype != owner.dtype
         if cast and not (jfn in _COMPARISONS and jkwargs.keys() == {"out"}):
             continue  # only a bool result is cast exactly the same way inside the ufunc
-        if [st // dst.itemsize for st in dst.strides] != [st // owner.itemsize
-                                                          for st in owner.strides]:
+        if not elementwise and (not whole or [st // dst.itemsize for st in dst.strides]
+                                != [st // owner.itemsize for st in owner.strides]):
             continue  # another memory layout could change how the call computes
         d = number(dst)
         if any(alive[i] and (d in reads[i] or d in writes[i]) for i in range(j + 1, k)):
@@ -805,6 +813,12 @@ def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
         ops[k] = (_check, (_Composed(convert, func, fkwargs), tuple(fargs), value, name), {})
         alive[j] = False
     return [(k, ops[k]) for k in range(n) if alive[k]]
+
+
+def _basic(index: Any) -> bool:
+    """Whether ``a[index]`` is a view of ``a``: an index of ints, slices and ``...`` only."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, slice)) or i is Ellipsis for i in parts)
 
 
 _COMPARISONS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,

@@ -164,7 +164,10 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
     -----
     Backward sends each output's gradient to the position of its window that holds the
     maximum; when several hold it, to the first of them in row-major order, as PyTorch does.
-    (A window with a NaN outputs NaN, and its gradient goes to its last position.)
+    A window with a NaN outputs NaN, and its gradient goes to its last NaN, as in PyTorch.
+
+    2x2 windows side by side (``kernel_size=2``, the usual case) take a faster path,
+    :func:`_max_pool_2x2`, with the same results.
     """
     kh, kw = pair(kernel_size, "max_pool2d", "kernel_size", low=1)
     sh, sw = (kh, kw) if stride is None else pair(stride, "max_pool2d", "stride", low=1)
@@ -173,6 +176,8 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
     h, w = x.shape[2:]
     if kh > h or kw > w:
         raise ValueError(f"max_pool2d: the {kh}x{kw} window is larger than the {h}x{w} input")
+    if (kh, kw, sh, sw) == (2, 2, 2, 2):
+        return _max_pool_2x2(x)
     xp = x._xp
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
     rows = [window_slice(i, oh, sh) for i in range(kh)]  # row i of every window
@@ -186,25 +191,81 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
             if i or j:
                 y = xp.maximum(y, x.data[:, :, rows[i], columns[j]])
 
-    overlap = sh < kh or sw < kw  # windows share positions: their gradients add up
+    nan_windows = _has_nan(xp, y)  # read here, not in backward: minigrad.compile can check it
 
     def vjp(g: Array, x: Array, y: Array) -> Array:
         dx = xp.zeros_like(x)
         left = g  # the gradient of the windows whose maximum is not found yet
         positions = [(i, j) for i in range(kh) for j in range(kw)]  # row-major: first max wins
         for number, (i, j) in enumerate(positions, start=1):
-            if number < len(positions):
+            if number < len(positions) or nan_windows:
                 d = left * xp.astype(x[:, :, rows[i], columns[j]] == y, g.dtype)
                 left = left - d  # now 0 in the windows just served
-            else:  # y is one of the values, so the windows still left have it here
+            else:  # without NaN, y is one of the values: the windows left have it here
                 d = left
-            if overlap:
+            dx[:, :, rows[i], columns[j]] += d
+        if nan_windows:  # NaN equals nothing: these windows' gradients go to their last NaN
+            for i, j in reversed(positions):
+                d = left * xp.astype(xp.isnan(x[:, :, rows[i], columns[j]]), g.dtype)
+                left = left - d
                 dx[:, :, rows[i], columns[j]] += d
-            else:
-                dx[:, :, rows[i], columns[j]] = d
         return dx
 
     return op(y, (x,), vjp, saved=(x.data, y), name="max_pool2d")
+
+
+def _max_pool_2x2(x: Tensor) -> Tensor:
+    """max_pool2d with 2x2 windows side by side, in two halving steps.
+
+    First the larger of each pair of neighbouring columns, then the larger of each pair of
+    neighbouring rows of those: two ``maximum`` calls forward. Backward reverses the steps:
+    each pair's gradient goes to the side that won (the left, the top on a tie: the window's
+    first maximum in row-major order), four array calls where the general path compares all
+    four positions with the maximum. Same values and gradients as the general path.
+    """
+    xp = x._xp
+    oh, ow = x.shape[2] // 2, x.shape[3] // 2
+    rows, top, bottom = slice(0, 2 * oh), slice(0, 2 * oh, 2), slice(1, 2 * oh, 2)
+    left, right = slice(0, 2 * ow, 2), slice(1, 2 * ow, 2)  # an odd last row or column: unused
+    # (N, C, 2*OH, OW): the larger of each pair of columns; (N, C, OH, OW): of each pair of rows
+    pairs = xp.maximum(x.data[:, :, rows, left], x.data[:, :, rows, right])
+    y = xp.maximum(pairs[:, :, top, :], pairs[:, :, bottom, :])
+
+    rule = _pair_winner_with_nan if _has_nan(xp, y) else _pair_winner  # read before backward
+
+    def vjp(g: Array, x: Array, pairs: Array) -> Array:
+        left_won = rule(xp, x[:, :, rows, left], x[:, :, rows, right])
+        top_won = rule(xp, pairs[:, :, top, :], pairs[:, :, bottom, :])
+        g_pairs = xp.empty_like(pairs)  # each pair's gradient, sent to its top or bottom row
+        g_pairs[:, :, top, :] = g * xp.astype(top_won, g.dtype)
+        g_pairs[:, :, bottom, :] = g - g_pairs[:, :, top, :]
+        odd = x.shape[2] % 2 or x.shape[3] % 2
+        dx = (xp.zeros_like if odd else xp.empty_like)(x)
+        dx[:, :, rows, left] = g_pairs * xp.astype(left_won, g.dtype)
+        dx[:, :, rows, right] = g_pairs - dx[:, :, rows, left]
+        return dx
+
+    return op(y, (x,), vjp, saved=(x.data, pairs), name="max_pool2d")
+
+
+def _pair_winner(xp: Any, first: Array, second: Array) -> Array:
+    """Where ``first`` holds the maximum of the pair, ties included (no NaN in the pair)."""
+    return second <= first
+
+
+def _pair_winner_with_nan(xp: Any, first: Array, second: Array) -> Array:
+    """:func:`_pair_winner` where NaN counts as the maximum and the later NaN wins (PyTorch)."""
+    return xp.logical_not(xp.logical_or(second > first, xp.isnan(second)))
+
+
+def _has_nan(xp: Any, y: Array) -> bool:
+    """Whether a pooled output is NaN (NaN in its window): their gradients need NaN's rule.
+
+    One quick pass over the (small) output in the forward pass; reading the answer waits for
+    the device on a GPU. Read in backward instead, it would keep ``minigrad.compile`` from
+    replaying the step: a value read there could no longer be checked before the replay
+    changes the gradients."""
+    return is_floating(xp, y.dtype) and bool(xp.any(xp.isnan(y)))
 
 
 def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None,

@@ -451,9 +451,9 @@ def test_a_nan_input_trains_as_the_engine_does(tmp_path, dtype):
 @needs_cc
 def test_max_pool_with_nan_outputs_nan_and_sends_the_gradient_where_the_engine_does(tmp_path):
     # The engine's pooling takes numpy.maximum over each window: a NaN in a window makes its
-    # output NaN (as PyTorch's max_pool2d), and no position then equals the maximum, so its
-    # gradient goes to the window's last position. The C now does the same: the gradient of
-    # the pooling's input, left in DELTA_A by the backward pass, matches the engine's.
+    # output NaN (as PyTorch's max_pool2d), and its gradient goes to the window's last NaN (as
+    # PyTorch's). The C does the same: the gradient of the pooling's input, left in DELTA_A
+    # by the backward pass, matches the engine's.
     rng = np.random.default_rng(3)
     model = nn.Sequential(nn.Conv2d(1, 1, 1, bias=False, seed=0), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(4, 3, seed=1))

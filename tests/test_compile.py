@@ -135,6 +135,25 @@ def test_convnet_bit_for_bit_over_100_steps():
                          expect_replays=97)
 
 
+def test_a_nan_reaching_a_max_pool_runs_that_call_eagerly():
+    # max_pool2d reads in its forward pass whether a window holds a NaN (its gradient rule
+    # changes then): a replay checks that reading first and, when it differs, runs eagerly.
+    model_a, _, step_a = trainer(convnet, OPTIMIZERS["sgd-momentum"])
+    model_b, _, step_b = trainer(convnet, OPTIMIZERS["sgd-momentum"])
+    compiled = mg.compile(step_b)
+    batches = list(image_batches(8))
+    images = batches[-1][0].numpy().copy()
+    images[0, 0, 5, 5] = np.nan
+    batches[-1] = (mg.tensor(images), batches[-1][1])
+    with pytest.warns(CompileWarning, match="replay stopped"):
+        for x, y in batches:
+            assert step_a(x, y).data.tobytes() == compiled(x, y).data.tobytes()
+    assert compiled.calls == {"eager": 2, "recorded": 2, "replayed": 4}
+    for p, q in zip(model_a.parameters(), model_b.parameters()):
+        assert np.isnan(q.data).any()  # the NaN reached every parameter, as in eager
+        assert np.array_equal(p.data, q.data, equal_nan=True)
+
+
 def test_a_new_shape_is_recorded_again():
     # batches of 8, 8, 5 in turn (an epoch's short last batch): two keys, each recorded
     # twice and then replayed; the results stay the eager ones

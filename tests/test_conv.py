@@ -59,7 +59,8 @@ def loop_conv2d_backward(g, x, w, stride, padding):
 
 def loop_max_pool2d(x, kernel, stride):
     """Max pooling by loops: the output, and a function mapping the output's gradient to the
-    input's (each window's gradient goes to its first maximum in row-major order)."""
+    input's (each window's gradient goes to its first maximum in row-major order, or, in a
+    window with a NaN, to its last NaN: PyTorch's rule)."""
     (kh, kw), (sh, sw) = kernel, stride
     n, c, h, w = x.shape
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
@@ -68,7 +69,9 @@ def loop_max_pool2d(x, kernel, stride):
     for i_n, i_c, i, j in np.ndindex(n, c, oh, ow):
         window = x[i_n, i_c, i * sh:i * sh + kh, j * sw:j * sw + kw]
         out[i_n, i_c, i, j] = window.max()
-        a, e = np.unravel_index(np.argmax(window), window.shape)  # argmax: the first maximum
+        nans = np.flatnonzero(np.isnan(window))
+        at = nans[-1] if len(nans) else np.argmax(window)  # argmax: the first maximum
+        a, e = np.unravel_index(at, window.shape)
         first[i_n, i_c, i, j] = (i * sh + a, j * sw + e)
 
     def backward(g):
@@ -213,12 +216,14 @@ POOL_CASES = [  # (N, C, H, W), kernel, stride
 
 
 @pytest.mark.parametrize("xshape, kernel, stride", POOL_CASES)
-@pytest.mark.parametrize("values", ["continuous", "with_ties"])
+@pytest.mark.parametrize("values", ["continuous", "with_ties", "with_nan"])
 def test_max_pool2d_matches_loops(xshape, kernel, stride, values):
     rng = np.random.default_rng(5)
     x = rng.standard_normal(xshape)
-    if values == "with_ties":
+    if values != "continuous":
         x = np.round(x)  # many equal values inside windows
+    if values == "with_nan":  # about one value in four: windows with one NaN, with several
+        x[rng.random(xshape) < 0.25] = np.nan
     X = mg.tensor(x, requires_grad=True)
     y = F.max_pool2d(X, kernel, stride)
     expected, backward = loop_max_pool2d(x, kernel, stride)
@@ -248,6 +253,25 @@ def test_max_pool2d_ties_send_the_gradient_to_the_first_maximum():
     np.testing.assert_array_equal(big.grad[:, :, ::2, ::2], g)
     assert np.count_nonzero(big.grad[:, :, 1::2, :]) == 0
     assert np.count_nonzero(big.grad[:, :, :, 1::2]) == 0
+
+
+@pytest.mark.parametrize("kernel, stride", [(2, 2), (3, 3), (2, 1)])
+def test_max_pool2d_sends_a_nan_windows_gradient_to_its_last_nan_as_pytorch(kernel, stride):
+    # PyTorch 2.13: max_pool2d(x, 2) of these 2x2 windows, then .sum().backward(), gives the
+    # gradients on the right. The same window is tried on the 2x2 fast path, inside a 3x3
+    # window (a -inf border: the general path) and with overlapping windows of stride 1.
+    nan = np.nan
+    for values, grad in [([nan, 1.0, 2.0, 3.0], [1.0, 0.0, 0.0, 0.0]),
+                         ([1.0, nan, 2.0, nan], [0.0, 0.0, 0.0, 1.0]),
+                         ([5.0, 1.0, nan, 3.0], [0.0, 0.0, 1.0, 0.0])]:
+        x = np.full((1, 1, kernel, kernel), -np.inf)
+        x[0, 0, :2, :2] = np.reshape(values, (2, 2))
+        X = mg.tensor(x, requires_grad=True)
+        y = F.max_pool2d(X, kernel, stride)
+        y.backward(np.where(np.isnan(y.numpy()), 1.0, 0.0))  # the gradient of NaN windows only
+        assert np.isnan(y.numpy()).any()
+        np.testing.assert_array_equal(X.grad[0, 0, :2, :2], np.reshape(grad, (2, 2)),
+                                      err_msg=str(values))
 
 
 def test_max_pool2d_ties_in_overlapping_windows():

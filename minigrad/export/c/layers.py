@@ -27,7 +27,8 @@ NaN travels through the C as through the engine. The engine's ReLU and max-pooli
 ``numpy.maximum``, which returns NaN when either value is NaN, where C's ``x > 0 ? x : 0``
 would quietly make it 0; so the C writes ``maximum(a, b)`` as ``(a > b || isnan(a)) ? a :
 b``, exactly NumPy's rule (ties take ``b``, a NaN ``b`` is taken). A window with a NaN
-outputs NaN, and its gradient goes where the engine's formula sends it (the last position).
+outputs NaN, and its gradient goes where the engine sends it: to the window's last NaN, as in
+PyTorch.
 
 Arrays are row-major with one row per sample: an activation of a batch of ``n`` samples of
 shape ``(C, H, W)`` is ``n * C * H * W`` numbers, element ``[r, c, i, j]`` at
@@ -427,8 +428,8 @@ class CMaxPool2d(CLayer):
             " *   of each window at the window's first maximum m (found again in the input),",
             " *   by the engine's own formula: walking the window in row-major order, each",
             " *   position takes left * (x == m) of the gradient left, the last one all that is",
-            " *   left. So a NaN maximum (no position equals it) sends the gradient to the",
-            " *   last position, and a NaN gradient makes NaN everywhere, as in the engine. */",
+            " *   left. A NaN maximum equals nothing: walking back, the last NaN takes it (as",
+            " *   PyTorch); a NaN gradient makes NaN everywhere, as in the engine. */",
             f"for (int j = 0; j < n * {self.in_size}; ++j)",
             f"    {dx}[j] = {t.literal(0)};",
             f"for (int p = 0; p < n * {c}; ++p) {{",
@@ -440,10 +441,20 @@ class CMaxPool2d(CLayer):
             f"            for (int ka = 0; ka < {kh}; ++ka) {{",
             f"                for (int kb = 0; kb < {kw}; ++kb) {{",
             f"                    const int at = {self._position()};",
-            f"                    if (ka == {kh - 1} && kb == {kw - 1}) {{",
+            f"                    if (ka == {kh - 1} && kb == {kw - 1} && !isnan(m)) {{",
             "                        dplane[at] += left;",
             "                    } else {",
             f"                        const {T} d = left * ({T})(plane[at] == m);",
+            "                        dplane[at] += d;",
+            "                        left -= d;",
+            "                    }",
+            "                }",
+            "            }",
+            "            if (isnan(m)) {  /* the window's last NaN gets what is left */",
+            f"                for (int ka = {kh - 1}; ka >= 0; --ka) {{",
+            f"                    for (int kb = {kw - 1}; kb >= 0; --kb) {{",
+            f"                        const int at = {self._position()};",
+            f"                        const {T} d = left * ({T})isnan(plane[at]);",
             "                        dplane[at] += d;",
             "                        left -= d;",
             "                    }",
