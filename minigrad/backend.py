@@ -255,6 +255,19 @@ def _scatter_add_onehot(xp: Any, out: Any, index: tuple[Any, ...], values: Any) 
     return out + xp.reshape(summed, out.shape)
 
 
+def times_mask(g: Any, mask: Any) -> Any:
+    """``g`` where ``mask`` is True, 0 where it is False: the backward of ReLU and max-pooling.
+
+    A product, not ``where()`` (several times slower on NumPy), with the same values: 1 or 0
+    times ``g``, so a NaN in ``g`` stays NaN everywhere, as in PyTorch. NumPy and CuPy multiply
+    by the booleans directly; the array API only multiplies numbers, so elsewhere the mask is
+    cast to ``g``'s dtype first (one more pass over the array).
+    """
+    if isinstance(g, np.ndarray) or (cp is not None and isinstance(g, cp.ndarray)):
+        return g * mask
+    return g * namespace(g).astype(mask, g.dtype)
+
+
 # ---------------------------------------------------------------------------------------------
 # sliding windows: the patches of a convolution or a pooling layer
 

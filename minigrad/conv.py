@@ -28,10 +28,12 @@ so the same code runs on NumPy, CuPy and array-api-strict.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ._utils import pair
-from .backend import Array, add_windows, is_floating, sliding_windows, window_slice
+from .backend import (Array, add_windows, is_floating, sliding_windows, times_mask,
+                      window_slice)
 from .tensor import Tensor, op
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
@@ -199,14 +201,14 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
         positions = [(i, j) for i in range(kh) for j in range(kw)]  # row-major: first max wins
         for number, (i, j) in enumerate(positions, start=1):
             if number < len(positions) or nan_windows:
-                d = left * xp.astype(x[:, :, rows[i], columns[j]] == y, g.dtype)
+                d = times_mask(left, x[:, :, rows[i], columns[j]] == y)
                 left = left - d  # now 0 in the windows just served
             else:  # without NaN, y is one of the values: the windows left have it here
                 d = left
             dx[:, :, rows[i], columns[j]] += d
         if nan_windows:  # NaN equals nothing: these windows' gradients go to their last NaN
             for i, j in reversed(positions):
-                d = left * xp.astype(xp.isnan(x[:, :, rows[i], columns[j]]), g.dtype)
+                d = times_mask(left, xp.isnan(x[:, :, rows[i], columns[j]]))
                 left = left - d
                 dx[:, :, rows[i], columns[j]] += d
         return dx
@@ -237,11 +239,11 @@ def _max_pool_2x2(x: Tensor) -> Tensor:
         left_won = rule(xp, x[:, :, rows, left], x[:, :, rows, right])
         top_won = rule(xp, pairs[:, :, top, :], pairs[:, :, bottom, :])
         g_pairs = xp.empty_like(pairs)  # each pair's gradient, sent to its top or bottom row
-        g_pairs[:, :, top, :] = g * xp.astype(top_won, g.dtype)
+        g_pairs[:, :, top, :] = times_mask(g, top_won)
         g_pairs[:, :, bottom, :] = g - g_pairs[:, :, top, :]
         odd = x.shape[2] % 2 or x.shape[3] % 2
         dx = (xp.zeros_like if odd else xp.empty_like)(x)
-        dx[:, :, rows, left] = g_pairs * xp.astype(left_won, g.dtype)
+        dx[:, :, rows, left] = times_mask(g_pairs, left_won)
         dx[:, :, rows, right] = g_pairs - dx[:, :, rows, left]
         return dx
 
@@ -265,7 +267,8 @@ def _has_nan(xp: Any, y: Array) -> bool:
     the device on a GPU. Read in backward instead, it would keep ``minigrad.compile`` from
     replaying the step: a value read there could no longer be checked before the replay
     changes the gradients."""
-    return is_floating(xp, y.dtype) and bool(xp.any(xp.isnan(y)))
+    # max() carries a NaN through: one pass over y and no array of booleans
+    return is_floating(xp, y.dtype) and math.prod(y.shape) > 0 and bool(xp.isnan(xp.max(y)))
 
 
 def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None,

@@ -28,7 +28,7 @@ from heapq import heappop, heappush
 from typing import Any, Callable, NamedTuple, Sequence
 
 from .backend import (Array, asarray, check_same_device, device_name, is_floating, namespace,
-                      resolve_dtype, scatter_add, to_numpy)
+                      resolve_dtype, scatter_add, times_mask, to_numpy)
 from .broadcast import broadcast_shapes, unbroadcast
 
 __all__ = [
@@ -620,7 +620,7 @@ class Tensor:
     def relu(self) -> "Tensor":
         xp = self._xp
         y = xp.maximum(self.data, 0)  # backward: g * (y > 0); a product, faster than where()
-        return op(y, (self,), lambda g, y: g * xp.astype(y > 0, g.dtype), saved=(y,), name="relu")
+        return op(y, (self,), lambda g, y: times_mask(g, y > 0), saved=(y,), name="relu")
 
     def leaky_relu(self, slope: float = 0.01) -> "Tensor":
         xp = self._xp
