@@ -224,7 +224,7 @@ class _Traced(np.ndarray):
 _CREATORS = {np.zeros_like: 0, np.ones_like: 1, np.empty_like: None, np.full_like: "full"}
 # functions whose result can be written into a given array with out= when replayed
 _OUT_FUNCTIONS = {np.sum, np.max, np.min, np.amax, np.amin, np.mean, np.prod, np.matmul,
-                  np.dot, np.clip, np.cumsum, np.concatenate, np.argmax, np.argmin}
+                  np.dot, np.clip, np.cumsum, np.concatenate, np.argmax, np.argmin, np.take}
 
 
 class _Recorder:
