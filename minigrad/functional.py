@@ -360,11 +360,15 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = 
     Forward: ``(1 - t) * x + (1 + (w_pos - 1) * t) * softplus(-x)``, with
     ``softplus(-x) = log1p(exp(-|x|)) + max(-x, 0)`` (never overflows). Backward:
     ``sigmoid(x) - t`` when ``pos_weight`` is not given. A target tensor that requires grad
-    gets ``-x + (w_pos - 1) * softplus(-x)``, as PyTorch; ``pos_weight`` gets none (PyTorch
-    gives it one).
+    gets ``-x + (w_pos - 1) * softplus(-x)``, as PyTorch. A ``pos_weight`` that requires grad
+    is an error, as in PyTorch (it is not differentiable with respect to ``pos_weight``).
     """
     t, tv = _binary_target("binary_cross_entropy_with_logits", logits, target, reduction)
     xp, x = logits._xp, logits.data
+    if isinstance(pos_weight, Tensor) and pos_weight.requires_grad:
+        raise ValueError("binary_cross_entropy_with_logits: pos_weight must not require grad "
+                         "(no gradient is computed for it, as in PyTorch); pass "
+                         "pos_weight.detach()")
     pw = 1.0 if pos_weight is None else _to_dtype(_as_tensor(pos_weight, logits).data, logits)
     lw = 1 + (pw - 1) * tv  # the weight of the positive term
     softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)  # log(1 + exp(-x))
@@ -523,7 +527,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
     Shapes: ``x`` (..., in), ``weight`` (out, in), ``bias`` (out,); the result is (..., out).
     Backward, with ``g`` the output's gradient: ``dx = g @ W``, ``dW = g.T @ x``,
-    ``db = sum(g, axis=0)`` (batch axes flattened first).
+    ``db = sum(g, axis=0)`` (batch axes flattened first), computed as the matrix-vector
+    product ``g.T @ ones``: the same sum, several times faster than a reduction over the batch
+    on NumPy when the features are few.
     """
     if not isinstance(x, Tensor):
         x = Tensor(x)
@@ -544,7 +550,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             dx = g @ w if needs_dx else None
             g, x = xp.reshape(g, (-1, g.shape[-1])), xp.reshape(x, (-1, x.shape[-1]))
         if has_bias:
-            return dx, g.T @ x, xp.sum(g, axis=0)
+            return dx, g.T @ x, g.T @ xp.ones(g.shape[0], dtype=g.dtype)
         return dx, g.T @ x
 
     parents: tuple[Tensor, ...] = (x, weight) if bias is None else (x, weight, bias)

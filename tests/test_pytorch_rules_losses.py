@@ -114,6 +114,16 @@ def test_binary_cross_entropy_with_logits_gives_the_target_pytorchs_gradient():
     np.testing.assert_allclose(t.grad, [-0.00864101, 0.33333333, -0.66666667], rtol=1e-6)
 
 
+def test_a_pos_weight_that_requires_grad_is_refused_as_in_pytorch():
+    # torch 2.13: RuntimeError "not differentiable with respect to argument 'pos_weight'"
+    z = mg.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
+    w = mg.tensor([2.0, 1.0, 0.5], requires_grad=True)
+    with pytest.raises(ValueError, match="pos_weight must not require grad.*detach"):
+        F.binary_cross_entropy_with_logits(z, [[1.0, 0.3, 0.5]], pos_weight=w)
+    loss = F.binary_cross_entropy_with_logits(z, [[1.0, 0.3, 0.5]], pos_weight=w.detach())
+    np.testing.assert_allclose(loss.item(), 0.88553722, rtol=1e-7)  # torch: the same
+
+
 @pytest.mark.parametrize("ns", NAMESPACES)
 def test_binary_cross_entropy_target_gradient_agrees_with_finite_differences(ns):
     rng = np.random.default_rng(2)
@@ -124,6 +134,7 @@ def test_binary_cross_entropy_target_gradient_agrees_with_finite_differences(ns)
         assert mg.gradcheck(F.binary_cross_entropy, p, t)
         assert mg.gradcheck(lambda z, t: F.binary_cross_entropy_with_logits(
             z, t, pos_weight=3.0), z, t)
+
 
 
 def test_a_plain_target_still_gets_no_gradient_and_costs_nothing():
