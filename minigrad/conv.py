@@ -193,7 +193,9 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
             if i or j:
                 y = xp.maximum(y, x.data[:, :, rows[i], columns[j]])
 
-    nan_windows = _has_nan(xp, y)  # read here, not in backward: minigrad.compile can check it
+    # read here, not in backward, so that minigrad.compile can check it; only when a gradient
+    # may be asked for (the read waits for a GPU)
+    nan_windows = x.requires_grad and _has_nan(xp, y)
 
     def vjp(g: Array, x: Array, y: Array) -> Array:
         dx = xp.zeros_like(x)
@@ -233,7 +235,8 @@ def _max_pool_2x2(x: Tensor) -> Tensor:
     pairs = xp.maximum(x.data[:, :, rows, left], x.data[:, :, rows, right])
     y = xp.maximum(pairs[:, :, top, :], pairs[:, :, bottom, :])
 
-    rule = _pair_winner_with_nan if _has_nan(xp, y) else _pair_winner  # read before backward
+    nan_windows = x.requires_grad and _has_nan(xp, y)  # read now: see max_pool2d
+    rule = _pair_winner_with_nan if nan_windows else _pair_winner
 
     def vjp(g: Array, x: Array, pairs: Array) -> Array:
         left_won = rule(xp, x[:, :, rows, left], x[:, :, rows, right])
