@@ -39,18 +39,23 @@ class Case:
     lr: float = 0.1
     momentum: float = 0.0
     unit: str = "step"             # what one timing measures: "step" or "epoch"
-    repeats: int = 9               # timed repeats (medians are taken over them)
+    repeats: int = 9               # timed repeats per process (medians are taken over them)
     min_time: float = 0.25         # seconds that one timed repeat lasts at least
+    # Worker processes per contender and round. One process's figure moves by up to a third
+    # from the next one's on a shared machine, far more than its own repeats move
+    # (bench/PROFILE.md), so the cheap cases are timed in several processes with fewer
+    # repeats each: about the same time, a median over three times as many processes.
+    processes: int = 1
     notes: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 CASES: dict[str, Case] = {c.name: c for c in [
     Case("moons-1000-f32", "moons 2-16-16-2, full batch 1000, float32", "mlp", "float32",
-         1000, (2, 16, 16, 2)),
+         1000, (2, 16, 16, 2), repeats=3, processes=3),
     Case("moons-1000-f64", "moons 2-16-16-2, full batch 1000, float64", "mlp", "float64",
-         1000, (2, 16, 16, 2)),
+         1000, (2, 16, 16, 2), repeats=3, processes=3),
     Case("moons-32-f32", "moons 2-16-16-2, batch 32, float32", "mlp", "float32",
-         32, (2, 16, 16, 2)),
+         32, (2, 16, 16, 2), repeats=3, processes=3),
     Case("lenet-f32", "LeNet-5 on digits 32x32, one epoch (batch 64), float32", "lenet",
          "float32", 64, lr=0.05, momentum=0.9, unit="epoch", repeats=5, min_time=0.0),
     Case("mlp-784-f32", "MLP 784-1024-1024-10, batch 256, float32", "mlp", "float32",

@@ -6,8 +6,10 @@
 
 For each (case, threads) the contenders run one after another, each in a fresh Python
 process (:mod:`bench.worker`); with ``--rounds 3`` the whole sweep runs three times,
-interleaved, so that a burst of load on the machine lands on every contender alike. Times are
-medians over all the timed repeats of all rounds. The table goes to stdout; results go to
+interleaved, so that a burst of load on the machine lands on every contender alike. A cheap
+case runs its contenders in several processes per round (``Case.processes``), since one
+process's figure moves more than its repeats do. Times are medians over all the timed
+repeats of all processes and rounds. The table goes to stdout; results go to
 ``bench/results.json`` and a figure to ``bench/results.png`` (``--out`` picks the folder).
 """
 from __future__ import annotations
@@ -90,7 +92,8 @@ def _worker(case: str, contender: str, threads: str, args: argparse.Namespace,
 
 
 def _merge(runs: list[dict]) -> dict:
-    """One result from the same (case, contender, threads) measured in several rounds."""
+    """One result from the same (case, contender, threads) measured in several processes (of
+    one or more rounds)."""
     first = dict(runs[0])
     if "skipped" in first:
         return first
@@ -98,7 +101,7 @@ def _merge(runs: list[dict]) -> dict:
     cpu_times = [t for r in runs for t in r["cpu_times_s"]]
     first.update(times_s=times, median_s=statistics.median(times), min_s=min(times),
                  cpu_times_s=cpu_times, cpu_median_s=statistics.median(cpu_times),
-                 rounds=len(runs), round_medians_s=[r["median_s"] for r in runs])
+                 processes=len(runs), process_medians_s=[r["median_s"] for r in runs])
     return first
 
 
@@ -155,7 +158,8 @@ def main(argv: list[str] | None = None) -> dict:
                   "(pip install -e '.[bench]')", file=sys.stderr)
     thread_settings = args.threads.split(",")
 
-    jobs = [(c, t, k) for c in cases for t in thread_settings for k in contenders]
+    jobs = [(c, t, k) for c in cases for t in thread_settings
+            for _ in range(1 if args.quick else CASES[c].processes) for k in contenders]
     runs: dict[tuple[str, str, str], list[dict]] = {}
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     start = time.time()
