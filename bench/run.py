@@ -1,6 +1,6 @@
 """Run the benchmarks: every case, every contender, one process each, and report.
 
-    python -m bench                        # everything: about ten minutes on two cores
+    python -m bench                        # everything: about 15 minutes on two cores
     python -m bench --quick                # a smoke run: two small cases, a few repeats
     python -m bench --cases moons-32-f32 --contenders numpy,minigrad --threads 1
 
