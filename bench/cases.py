@@ -8,9 +8,9 @@ could not win by it.
 A case's *unit* is what one timing measures: one optimizer step (forward, backward, update) on
 the next batch, or, for LeNet-5, one epoch of such steps.
 
-LeNet-5 is written in every contender with each max-pooling *before* its ReLU
-(:data:`LENET_ORDER`), the order of LeCun's LeNet-5 (subsample, then squash) and of the
-tuned loop. The two orders compute the same values and gradients (ReLU is monotone, so it
+LeNet-5 is written in every contender with each max-pooling *before* its ReLU (conv,
+max-pool, ReLU, twice; then 120, 84, 10), the order of LeCun's LeNet-5 (subsample, then
+squash) and of the tuned loop. The two orders compute the same values and gradients (ReLU is monotone, so it
 commutes with a maximum), but the ReLU then works on the pooled array, a quarter of the size.
 Until 2026-12-01 the minigrad and PyTorch contenders put the ReLU first, and so did more work
 than the tuned loop they were compared with.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CASES", "LENET_ORDER", "TARGETS", "Case", "as_unit", "init_params", "load_inputs", "make_data",
+__all__ = ["CASES", "TARGETS", "Case", "as_unit", "init_params", "load_inputs", "make_data",
            "save_inputs"]
 
 
@@ -61,9 +61,6 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("mlp-784-f32", "MLP 784-1024-1024-10, batch 256, float32", "mlp", "float32",
          256, (784, 1024, 1024, 10), lr=0.01, repeats=9),
 ]}
-
-LENET_ORDER = ("conv 1->6 5x5", "max-pool 2", "ReLU", "conv 6->16 5x5", "max-pool 2", "ReLU",
-               "flatten", "linear 400->120", "ReLU", "linear 120->84", "ReLU", "linear 84->10")
 
 # Targets of issues 8 and 17: float32, one BLAS thread for every contender. (case, "numpy" or
 # "torch") -> the largest allowed ratio minigrad / contender.

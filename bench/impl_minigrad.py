@@ -22,7 +22,7 @@ __all__ = ["make_step"]
 def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
     dt = case.dtype
     if case.kind == "lenet":
-        model = nn.Sequential(  # pool, then ReLU: see bench.cases.LENET_ORDER
+        model = nn.Sequential(  # pool, then ReLU: see bench.cases
             nn.Conv2d(1, 6, 5, seed=0, dtype=dt), nn.MaxPool2d(2), nn.ReLU(),
             nn.Conv2d(6, 16, 5, seed=1, dtype=dt), nn.MaxPool2d(2), nn.ReLU(),
             nn.Flatten(),

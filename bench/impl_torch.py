@@ -20,7 +20,7 @@ __all__ = ["make_step"]
 
 def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
     if case.kind == "lenet":
-        model = nn.Sequential(  # pool, then ReLU: see bench.cases.LENET_ORDER
+        model = nn.Sequential(  # pool, then ReLU: see bench.cases
             nn.Conv2d(1, 6, 5), nn.MaxPool2d(2), nn.ReLU(),
             nn.Conv2d(6, 16, 5), nn.MaxPool2d(2), nn.ReLU(),
             nn.Flatten(),

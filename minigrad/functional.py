@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .backend import asarray, check_same_device, is_floating, is_integer, namespace
+from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
+                      times_mask)
 from .conv import avg_pool2d, conv2d, max_pool2d
 from .tensor import Tensor, _host_values, leaky_relu, op, relu, sigmoid, tanh, where
 
@@ -502,7 +503,7 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
         raise ValueError(f"hardtanh: min_val {min_val} is larger than max_val {max_val}")
     xp, v = x._xp, x.data
     return op(xp.clip(v, min_val, max_val), (x,),
-              lambda g, v: g * xp.astype((v > min_val) & (v < max_val), g.dtype),
+              lambda g, v: times_mask(g, (v > min_val) & (v < max_val)),
               saved=(v,), name="hardtanh")
 
 

@@ -663,7 +663,7 @@ class Tensor:
             y = xp.clip(x, min, max)
         lo = float("-inf") if min is None else min
         hi = float("inf") if max is None else max
-        return op(y, (self,), lambda g, x: g * xp.astype((x >= lo) & (x <= hi), g.dtype),
+        return op(y, (self,), lambda g, x: times_mask(g, (x >= lo) & (x <= hi)),
                   saved=(x,), name="clamp")
 
     clip = clamp

@@ -86,7 +86,7 @@ class Embedding(Module):
         def vjp(g: Any) -> Any:
             grad = backend.scatter_add(xp, shape, dtype, (ids,), g)  # (num_embeddings, dim)
             if pad is not None:  # the padding row never learns
-                grad = grad * xp.astype(xp.arange(shape[0]) != pad, dtype)[:, None]
+                grad = backend.times_mask(grad, (xp.arange(shape[0]) != pad)[:, None])
             return grad
 
         rows = xp.take(weight.data, xp.reshape(ids, (-1,)), axis=0)  # (ids.size, dim)
