@@ -41,7 +41,7 @@ __all__ = [
     "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
     "scatter_add", "sliding_windows", "window_slice", "add_windows", "device_name",
     "cupy_available", "cuda_problem", "check_same_device", "to_device", "default_rng",
-    "uniform", "copy_to",
+    "uniform", "copy_to", "matmul_into", "times_mask",
 ]
 
 # NumPy 2.1 and later implement the array API standard in the ``numpy`` namespace itself (with
@@ -253,6 +253,21 @@ def _scatter_add_onehot(xp: Any, out: Any, index: tuple[Any, ...], values: Any) 
     flat = xp.reshape(values, (linear.shape[0], -1))
     summed = xp.matmul(xp.matrix_transpose(onehot), flat)
     return out + xp.reshape(summed, out.shape)
+
+
+def matmul_into(a: Any, b: Any, out: Any) -> Any:
+    """``a @ b`` written into ``out`` (NumPy's and CuPy's ``out=``) and returned; ``None``
+    where it cannot be: another array library, or operands of another type or dtype than
+    ``out`` (the caller then computes ``a @ b`` as usual)."""
+    kind = type(out)
+    if (type(a) is not kind or type(b) is not kind
+            or not a.dtype == b.dtype == out.dtype):
+        return None
+    if isinstance(out, np.ndarray):
+        return np.matmul(a, b, out=out)
+    if cp is not None and isinstance(out, cp.ndarray):
+        return cp.matmul(a, b, out=out)
+    return None
 
 
 def times_mask(g: Any, mask: Any) -> Any:

@@ -17,7 +17,8 @@ from typing import Any
 from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
                       times_mask)
 from .conv import avg_pool2d, conv2d, max_pool2d
-from .tensor import Tensor, _host_values, leaky_relu, op, relu, sigmoid, tanh, where
+from .tensor import (Tensor, _host_values, gradient_product, leaky_relu, op, relu, sigmoid, tanh,
+                     where)
 
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot",
@@ -538,7 +539,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     y = (weight.data @ x.data.T).T if batch_last else x.data @ weight.data.T
     if bias is not None:
         y += bias.data
-    needs_dx, has_bias = x.requires_grad, bias is not None
+    needs_dx = x.requires_grad
 
     def vjp(g: Any, x: Any, w: Any) -> tuple[Any, ...]:
         if batch_last:
@@ -546,9 +547,12 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         else:  # one sample (in,), or extra batch axes (..., in): make it 2-D
             dx = g @ w if needs_dx else None
             g, x = xp.reshape(g, (-1, g.shape[-1])), xp.reshape(x, (-1, x.shape[-1]))
-        if has_bias:
-            return dx, g.T @ x, g.T @ xp.ones(g.shape[0], dtype=g.dtype)
-        return dx, g.T @ x
+        # gradient_product: g.T @ x, written straight into the weight's .grad buffer when a
+        # fused optimizer keeps one (a fast path; otherwise the same product as a new array)
+        dw = gradient_product(g.T, x, weight)
+        if bias is None:
+            return dx, dw
+        return dx, dw, gradient_product(g.T, xp.ones(g.shape[0], dtype=g.dtype), bias)
 
     parents: tuple[Tensor, ...] = (x, weight) if bias is None else (x, weight, bias)
     return op(y, parents, vjp, saved=(x.data, weight.data), name="linear")

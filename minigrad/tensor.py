@@ -27,8 +27,8 @@ import numbers
 from heapq import heappop, heappush
 from typing import Any, Callable, NamedTuple, Sequence
 
-from .backend import (Array, asarray, check_same_device, device_name, is_floating, namespace,
-                      resolve_dtype, scatter_add, times_mask, to_numpy)
+from .backend import (Array, asarray, check_same_device, device_name, is_floating, matmul_into,
+                      namespace, resolve_dtype, scatter_add, times_mask, to_numpy)
 from .broadcast import broadcast_shapes, unbroadcast
 
 __all__ = [
@@ -155,7 +155,9 @@ def _accumulate_grad(leaf: "Tensor", g: Array) -> None:
     grad = leaf.grad
     if grad is None:
         home = leaf._grad_buffer  # fast path: a buffer kept by a fused optimizer
-        if home is not None and home.dtype == leaf.data.dtype and type(home) is type(g):
+        if g is home:  # the VJP wrote it there already (gradient_product): nothing to copy
+            leaf.grad = home
+        elif home is not None and home.dtype == leaf.data.dtype and type(home) is type(g):
             home[...] = g  # a copy into memory the leaf owns (and the dtype is the leaf's)
             leaf.grad = home
         else:
@@ -166,6 +168,28 @@ def _accumulate_grad(leaf: "Tensor", g: Array) -> None:
         if g.dtype != grad.dtype:
             g = leaf._xp.astype(g, grad.dtype)
         grad += g  # in place, as PyTorch: the .grad array stays the same object
+
+
+def gradient_product(a: Array, b: Array, leaf: "Tensor") -> Array:
+    """``a @ b``, computed in a VJP as the whole gradient of the leaf ``leaf`` (a weight's
+    ``g.T @ x``): a fast path for training with a fused optimizer.
+
+    When this product is about to become ``leaf.grad`` in the buffer its fused optimizer keeps
+    for it (the leaf has no gradient yet this step), the product is written straight into that
+    buffer, and :func:`_accumulate_grad` keeps it as it is: one copy of the gradient fewer, as
+    the tuned NumPy loop's ``matmul(g.T, x, out=dW)``. In every other case (no such buffer, a
+    gradient already there, another dtype or array library) it is the plain ``a @ b``.
+    """
+    if leaf.requires_grad and leaf._vjp is None and leaf.grad is None:
+        home = getattr(leaf, "_grad_buffer", None)  # a tensor made by op() has no such slot
+        if home is not None and home.shape == leaf.data.shape:
+            try:
+                into = matmul_into(a, b, home)
+            except ValueError:  # a product of another shape: backward() will say so
+                into = None
+            if into is not None:
+                return into
+    return a @ b
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn, optim
+from minigrad.tensor import gradient_product
 
 
 def leaves(*values, dtype="float64"):
@@ -128,3 +129,54 @@ def test_rule_holds_on_array_api_strict():
     assert np.asarray(b.grad).tolist() == [1.0, 1.0]
     (a * 2).sum().backward()
     assert a.grad is first_a and np.asarray(a.grad).tolist() == [4.0, 4.0]
+
+
+def _linear_grads(fused, uses=1, backwards=1, freeze_bias=False):
+    """The weight and bias gradients of one nn.Linear applied ``uses`` times in a chain,
+    after ``backwards`` backward passes without zero_grad, with a fused optimizer or not."""
+    model = nn.Linear(3, 3, seed=1)
+    if freeze_bias:
+        model.bias.requires_grad = False
+    opt = optim.SGD(model.parameters(), lr=0.1, fused=fused)
+    x = mg.tensor(np.arange(12.0).reshape(4, 3) / 7)
+    opt.zero_grad()
+    for _ in range(backwards):
+        y = x
+        for _ in range(uses):
+            y = model(y)
+        (y * y).sum().backward()
+    return model, opt
+
+
+@pytest.mark.parametrize("uses,backwards", [(1, 1), (2, 1), (3, 1), (1, 2), (2, 3)])
+def test_linear_writes_its_weight_gradient_straight_into_the_fused_buffer(uses, backwards):
+    # Linear's VJP writes g.T @ x into the weight's gradient buffer when that product is the
+    # whole .grad (gradient_product); a layer used several times, or a second backward()
+    # without zero_grad, must still sum every contribution, exactly as without the fast path.
+    fused, _ = _linear_grads(True, uses, backwards)
+    plain, _ = _linear_grads(False, uses, backwards)
+    for p, q in zip(fused.parameters(), plain.parameters()):
+        np.testing.assert_array_equal(p.grad, q.grad)
+    assert not np.array_equal(fused.weight.grad, np.zeros((3, 3)))
+
+
+def test_linear_gradient_product_lands_in_the_buffer_and_nowhere_else():
+    model, opt = _linear_grads(True)
+    group = opt._groups[0]
+    assert model.weight.grad is model.weight._grad_buffer  # the buffer itself: no copy made
+    assert np.shares_memory(model.weight.grad, group.grad)
+    assert not np.shares_memory(model.weight.grad, model.bias.grad)
+    # a frozen parameter gets no gradient, and its buffer is not written either
+    frozen, opt = _linear_grads(True, freeze_bias=True)
+    assert frozen.bias.grad is None and not frozen.bias._grad_buffer.any()
+
+
+def test_gradient_product_falls_back_to_a_new_array():
+    # another dtype than the buffer's: the plain product, then copied in as before
+    w = nn.Parameter(np.zeros((2, 3), dtype=np.float32))
+    optim.SGD([w], lr=0.1)
+    g = np.ones((4, 2), dtype=np.float64)
+    x = np.ones((4, 3), dtype=np.float64)
+    out = gradient_product(g.T, x, w)
+    assert out is not w._grad_buffer and out.dtype == np.float64
+    assert out.tolist() == [[4.0] * 3] * 2
