@@ -1,6 +1,7 @@
 """Turn the workers' results into ratios, target verdicts, a Markdown table and a figure."""
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,15 @@ def summarize(results: list[dict], targets: dict[tuple[str, str], float],
     ``clock`` picks the times: ``"wall"`` (wall-clock) or ``"cpu"`` (the process's CPU time).
     """
     key = "median_s" if clock == "wall" else "cpu_median_s"
+    per_process = "process_medians_s" if clock == "wall" else "process_cpu_medians_s"
     medians: dict[str, dict[str, dict[str, float]]] = {}
+    processes: dict[tuple[str, str, str], list[float]] = {}
     losses: dict[str, dict[str, list[float]]] = {}
     for r in results:
         if "skipped" in r:
             continue
         medians.setdefault(r["threads"], {}).setdefault(r["case"], {})[r["contender"]] = r[key]
+        processes[r["threads"], r["case"], r["contender"]] = r.get(per_process) or []
         losses.setdefault(r["case"], {}).setdefault(r["contender"], r["losses"])
     every: dict[str, dict[str, dict[str, dict[str, float]]]] = {ours: {} for ours in OURS}
     for threads, by_case in medians.items():
@@ -44,7 +48,9 @@ def summarize(results: list[dict], targets: dict[tuple[str, str], float],
             if ratio is not None:
                 verdicts.append({"case": case, "contender": ours, "versus": other,
                                  "threads": "1", "target": limit, "ratio": ratio,
-                                 "met": ratio <= limit})
+                                 "met": ratio <= limit,
+                                 "paired": paired_ratios(processes.get(("1", case, ours), []),
+                                                         processes.get(("1", case, other), []))})
     agreement = {}
     for case, by_contender in losses.items():
         ref = by_contender.get("numpy")
@@ -58,6 +64,23 @@ def summarize(results: list[dict], targets: dict[tuple[str, str], float],
     return {"medians_s": medians, "ratios": every["minigrad"],
             "compiled_ratios": every["compiled"], "targets": verdicts,
             "loss_agreement": agreement}
+
+
+def paired_ratios(mine: list[float], other: list[float]) -> dict[str, Any] | None:
+    """The ratio of each process of ``mine`` to the process of ``other`` that ran next to it.
+
+    ``python -m bench`` runs the contenders of a case one after another, process slot by
+    process slot, so the k-th process of each contender ran within seconds of the k-th of
+    every other. On a machine whose speed drifts (a shared host), such a pair saw nearly the
+    same machine, and the spread of the pairs' ratios shows how far one ratio can be trusted.
+    Returns the median, the smallest and largest ratio and their number, or None without
+    per-process times.
+    """
+    if not mine or len(mine) != len(other):
+        return None
+    ratios = sorted(a / b for a, b in zip(mine, other))
+    return {"median": statistics.median(ratios), "min": ratios[0], "max": ratios[-1],
+            "n": len(ratios)}
 
 
 def _ms(seconds: float | None) -> str:
@@ -98,13 +121,19 @@ def table(report: dict[str, Any]) -> str:
             lines.append("| " + " | ".join(row) + " |")
     if report["targets"]:
         lines.append("\nTargets (float32, 1 thread): minigrad / contender\n")
-        lines.append("| case | minigrad | versus | target | measured | |")
-        lines.append("|---|---|---|---:|---:|---|")
+        lines.append("| case | minigrad | versus | target | measured | | paired processes: "
+                     "median (range, pairs) |")
+        lines.append("|---|---|---|---:|---:|---|---|")
         for v in report["targets"]:
             verdict = "met" if v["met"] else f"missed by {v['ratio'] / v['target'] - 1:.0%}"
+            pairs = v.get("paired")
+            spread = (f"{pairs['median']:.2f}x ({pairs['min']:.2f}-{pairs['max']:.2f}, "
+                      f"{pairs['n']})" if pairs else "—")
             lines.append(f"| {v['case']} | {NAMES[v.get('contender', 'minigrad')]} | "
                          f"{NAMES[v['versus']]} | <= {v['target']:.2f}x | "
-                         f"{v['ratio']:.2f}x | {verdict} |")
+                         f"{v['ratio']:.2f}x | {verdict} | {spread} |")
+        lines.append("\n(measured: the ratio of the medians; paired: the ratio of each process "
+                     "to the one of the other contender that ran next to it)")
     bad = [c for c, a in report["loss_agreement"].items() if not a["agree"]]
     lines.append("\nFirst losses agree with the tuned NumPy loop in every case." if not bad else
                  f"\nWARNING: the first losses disagree with the tuned NumPy loop in {bad}: "

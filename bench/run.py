@@ -101,7 +101,8 @@ def _merge(runs: list[dict]) -> dict:
     cpu_times = [t for r in runs for t in r["cpu_times_s"]]
     first.update(times_s=times, median_s=statistics.median(times), min_s=min(times),
                  cpu_times_s=cpu_times, cpu_median_s=statistics.median(cpu_times),
-                 processes=len(runs), process_medians_s=[r["median_s"] for r in runs])
+                 processes=len(runs), process_medians_s=[r["median_s"] for r in runs],
+                 process_cpu_medians_s=[r["cpu_median_s"] for r in runs])
     return first
 
 

@@ -59,6 +59,22 @@ def test_results_json_has_every_case_contender_and_thread_setting(quick_run):
     assert {(v["case"], v["versus"]) for v in report["targets"]} == {
         ("moons-1000-f32", "numpy"), ("moons-32-f32", "numpy")}
     assert report["machine"]["numpy"] and report["machine"]["cpu"]
+    for v in report["targets"]:  # --quick: one process per contender, so one pair
+        mine = next(r for r in report["results"] if (r["case"], r["contender"], r["threads"])
+                    == (v["case"], v["contender"], "1"))
+        other = next(r for r in report["results"] if (r["case"], r["contender"], r["threads"])
+                     == (v["case"], v["versus"], "1"))
+        expected = mine["process_medians_s"][0] / other["process_medians_s"][0]
+        assert v["paired"] == {"median": expected, "min": expected, "max": expected, "n": 1}
+
+
+def test_paired_ratios_pair_the_processes_that_ran_side_by_side():
+    from bench.report import paired_ratios
+    # three slots; the machine got twice as slow for the second: the pairs still agree
+    assert paired_ratios([1.1, 2.2, 1.2], [1.0, 2.0, 1.0]) == pytest.approx(
+        {"median": 1.1, "min": 1.1, "max": 1.2, "n": 3})
+    assert paired_ratios([1.0, 2.0], [1.0]) is None  # not the same processes: no pairs
+    assert paired_ratios([], []) is None
 
 
 def test_the_figure_is_written(quick_run):
