@@ -41,7 +41,7 @@ __all__ = [
     "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
     "scatter_add", "sliding_windows", "window_slice", "add_windows", "device_name",
     "cupy_available", "cuda_problem", "check_same_device", "to_device", "default_rng",
-    "uniform", "copy_to", "matmul_into", "times_mask",
+    "uniform", "copy_to", "matmul_into", "times_mask", "reduce_sum", "reduce_max",
 ]
 
 # NumPy 2.1 and later implement the array API standard in the ``numpy`` namespace itself (with
@@ -253,6 +253,28 @@ def _scatter_add_onehot(xp: Any, out: Any, index: tuple[Any, ...], values: Any) 
     flat = xp.reshape(values, (linear.shape[0], -1))
     summed = xp.matmul(xp.matrix_transpose(onehot), flat)
     return out + xp.reshape(summed, out.shape)
+
+
+# (typed Any: NumPy's stubs have no overload of ufunc.reduce for a run-time axis and keepdims)
+_add_reduce: Any = np.add.reduce
+_maximum_reduce: Any = np.maximum.reduce
+
+
+def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``xp.sum(x, axis=axis, keepdims=keepdims)``. On NumPy it calls ``np.add.reduce``, which
+    is what ``np.sum`` calls after its Python wrapper: the same values, about 2 us less per
+    call, which counts on the small arrays of a small network's step."""
+    if isinstance(x, np.ndarray):
+        return _add_reduce(x, axis=axis, keepdims=keepdims)
+    return namespace(x).sum(x, axis=axis, keepdims=keepdims)
+
+
+def reduce_max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``xp.max(x, axis=axis, keepdims=keepdims)``; on NumPy ``np.maximum.reduce``, as
+    :func:`reduce_sum`."""
+    if isinstance(x, np.ndarray):
+        return _maximum_reduce(x, axis=axis, keepdims=keepdims)
+    return namespace(x).max(x, axis=axis, keepdims=keepdims)
 
 
 def matmul_into(a: Any, b: Any, out: Any) -> Any:

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
-                      times_mask)
+                      reduce_max, reduce_sum, times_mask)
 from .conv import avg_pool2d, conv2d, max_pool2d
 from .tensor import (Tensor, _host_values, gradient_product, leaky_relu, op, relu, sigmoid, tanh,
                      where)
@@ -208,14 +208,15 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index
         if int(xp.count_nonzero(hit)) != n:  # a target outside 0..C-1: ignored, or an error
             return _cross_entropy_general(logits, targets, None, ignore_index, reduction,
                                           label_smoothing, False)
-    shifted = z - xp.max(z, axis=1, keepdims=True)  # softmax is unchanged by the shift
+    # (reduce_max, reduce_sum: xp.max and xp.sum without NumPy's Python wrappers)
+    shifted = z - reduce_max(z, axis=1, keepdims=True)  # softmax is unchanged by the shift
     e = xp.exp(shifted)  # each <= 1: never overflows
-    total = xp.sum(e, axis=1, keepdims=True)
+    total = reduce_sum(e, axis=1, keepdims=True)
     onehot = xp.astype(hit, z.dtype).T
-    # log_softmax at the targets; where(), not a product, so that a -inf logit elsewhere in a
-    # row does not give -inf * 0 = NaN (picking by index, with take(), measured slower here:
-    # the index t * N + row costs as much as the where())
-    loss = -xp.sum(xp.where(hit.T, shifted - xp.log(total), 0.0)) / n
+    # mean of log(total) - shifted[target]. The targets' logits are picked with where(), not
+    # a product, so that a -inf logit elsewhere in a row does not give -inf * 0 = NaN (picking
+    # by index, with take(), measured slower here: the index t * N + row costs as much)
+    loss = (reduce_sum(xp.log(total)) - reduce_sum(xp.where(hit.T, shifted, 0.0))) / n
     if not _host_values(t):  # on a GPU, a target outside 0..C-1 makes the loss NaN
         loss = xp.where(xp.count_nonzero(hit) == n, loss, float("nan"))
     return op(loss, (logits,), lambda g, p, onehot: (p - onehot) * (g / n),

@@ -288,3 +288,23 @@ def test_a_model_saved_from_the_gpu_loads_on_the_cpu(tmp_path):
     cpu_model.load_state_dict(mg.load(tmp_path / "m.npz"))
     np.testing.assert_array_equal(cpu_model.weight.numpy(), gpu_model.weight.numpy())
     assert cpu_model.weight.device == "cpu"
+
+
+@gpu
+def test_linear_gradient_written_into_the_fused_buffer_on_the_gpu_matches_numpy():
+    # Linear's weight and bias gradients go straight into the fused SGD's gradient buffer
+    # (cupy.matmul with out=): the same numbers as NumPy, in the buffer itself.
+    def run(device: str) -> tuple[nn.Linear, list[np.ndarray]]:
+        model = nn.Linear(3, 2, seed=6).to(device)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        x = mg.tensor(np.arange(12.0).reshape(4, 3), device=device)
+        for _ in range(2):
+            opt.zero_grad()
+            (model(x) ** 2).sum().backward()
+            opt.step()
+        return model, [mg.tensor(p.grad).numpy() for p in model.parameters()]
+
+    (gpu_model, gpu_grads), (_, cpu_grads) = run("cuda"), run("cpu")
+    assert gpu_model.weight.grad is gpu_model.weight._grad_buffer
+    for a, b in zip(gpu_grads, cpu_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
