@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from .backend import namespace
+from .backend import namespace, reduce_sum
 
 __all__ = ["unbroadcast", "broadcast_shapes", "plan", "broadcast_pair", "BroadcastPlan",
            "NUMPY_RULE", "OPERATORS"]
@@ -62,9 +62,8 @@ def unbroadcast(grad: Any, shape: tuple[int, ...]) -> Any:
             raise ValueError(f"unbroadcast: gradient of shape {grad.shape} was not broadcast "
                              f"from {shape}: axis {axis} has size {grad.shape[extra + axis]}")
     stretched = tuple(extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
-    xp = namespace(grad)
-    summed = xp.sum(grad, axis=tuple(range(extra)) + stretched, keepdims=True)
-    return xp.reshape(summed, shape)
+    summed = reduce_sum(grad, axis=tuple(range(extra)) + stretched, keepdims=True)  # = xp.sum
+    return namespace(grad).reshape(summed, shape)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -548,9 +548,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         else:  # one sample (in,), or extra batch axes (..., in): make it 2-D
             dx = g @ w if needs_dx else None
             g, x = xp.reshape(g, (-1, g.shape[-1])), xp.reshape(x, (-1, x.shape[-1]))
-        # gradient_product: g.T @ x, written straight into the weight's .grad buffer when a
-        # fused optimizer keeps one (a fast path; otherwise the same product as a new array)
-        dw = gradient_product(g.T, x, weight)
+        dw = gradient_product(g.T, x, weight)  # g.T @ x, into a fused optimizer's buffer
         if bias is None:
             return dx, dw
         return dx, dw, gradient_product(g.T, xp.ones(g.shape[0], dtype=g.dtype), bias)

@@ -28,7 +28,8 @@ from heapq import heappop, heappush
 from typing import Any, Callable, NamedTuple, Sequence
 
 from .backend import (Array, asarray, check_same_device, device_name, is_floating, matmul_into,
-                      namespace, resolve_dtype, scatter_add, times_mask, to_numpy)
+                      namespace, reduce_sum, resolve_dtype, scatter_add, times_mask,
+                      to_numpy)
 from .broadcast import broadcast_shapes, unbroadcast
 
 __all__ = [
@@ -127,6 +128,7 @@ def op(data: Array, parents: Sequence["Tensor"], vjp: VJP, saved: tuple[Any, ...
     out.grad = None
     out._xp = namespace(data)
     out._retains_grad = False
+    out._grad_buffer = None  # a result made a leaf later (requires_grad = True) reads it
     if _GradMode.enabled and any([p.requires_grad for p in parents]):
         out.requires_grad = True
         out._seq = next(_made)  # the order of creation: see backward()
@@ -181,7 +183,7 @@ def gradient_product(a: Array, b: Array, leaf: "Tensor") -> Array:
     gradient already there, another dtype or array library) it is the plain ``a @ b``.
     """
     if leaf.requires_grad and leaf._vjp is None and leaf.grad is None:
-        home = getattr(leaf, "_grad_buffer", None)  # a tensor made by op() has no such slot
+        home = leaf._grad_buffer
         if home is not None and home.shape == leaf.data.shape:
             try:
                 into = matmul_into(a, b, home)
@@ -733,7 +735,7 @@ class Tensor:
         xp, shape = self._xp, self.shape
         axes = _axes(self.ndim, axis)
         kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
-        return op(xp.sum(self.data, axis=axes, keepdims=keepdims), (self,),
+        return op(reduce_sum(self.data, axis=axes, keepdims=keepdims), (self,),
                   lambda g: xp.broadcast_to(xp.reshape(g, kept), shape), name="sum")
 
     def mean(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,

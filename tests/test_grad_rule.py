@@ -180,3 +180,18 @@ def test_gradient_product_falls_back_to_a_new_array():
     out = gradient_product(g.T, x, w)
     assert out is not w._grad_buffer and out.dtype == np.float64
     assert out.tolist() == [[4.0] * 3] * 2
+
+
+def test_a_result_made_a_leaf_later_gets_its_gradient():
+    # As in PyTorch: z = torch.tensor([1., 2.]) * 2; z.requires_grad = True;
+    # (z * 3).sum().backward() gives z.grad = [3., 3.] (it raised AttributeError here).
+    z = mg.tensor([1.0, 2.0]) * 2
+    z.requires_grad = True
+    (z * 3).sum().backward()
+    assert z.grad.tolist() == [3.0, 3.0]
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    with mg.no_grad():
+        y = x * 2
+    y.requires_grad = True
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [4.0, 8.0] and x.grad is None
