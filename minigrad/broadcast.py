@@ -3,18 +3,16 @@
 When NumPy broadcasts, an input is copied along some axes before the operation runs. In the
 backward pass every copy sent a gradient back, so the input's gradient is the *sum* over the
 copies: :func:`unbroadcast` sums a gradient back down to the shape of the input it belongs to.
-:func:`plan` spells the same thing out cell by cell, for pictures and for tests.
+The cell-by-cell version of the same thing, for the broadcast widget's pictures, is
+:func:`minigrad.course.widgets.plan.plan`.
 """
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass
 from typing import Any
 
 from .backend import namespace, reduce_sum
 
-__all__ = ["unbroadcast", "broadcast_shapes", "plan", "broadcast_pair", "BroadcastPlan",
-           "NUMPY_RULE", "OPERATORS"]
+__all__ = ["unbroadcast", "broadcast_shapes"]
 
 
 def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast") -> tuple[int, ...]:
@@ -64,8 +62,3 @@ def unbroadcast(grad: Any, shape: tuple[int, ...]) -> Any:
     stretched = tuple(extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
     summed = reduce_sum(grad, axis=tuple(range(extra)) + stretched, keepdims=True)  # = xp.sum
     return namespace(grad).reshape(summed, shape)
-
-
-# ---------------------------------------------------------------------------------------------
-# The broadcast plan: where every cell of a result comes from
-#
