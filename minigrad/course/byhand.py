@@ -4,15 +4,15 @@ Each layer has a ``forward(x)`` that caches what its backward pass will need, an
 ``backward(grad_out)`` that takes dL/d(output) and returns dL/d(input), storing the gradients of
 its own parameters on the layer (``dW``, ``db``). The formulas are the ones derived on paper:
 
-==================  ================================  ===========================================
+=================== ================================  ===========================================
 layer               forward                           backward
-==================  ================================  ===========================================
+=================== ================================  ===========================================
 Linear              ``y = x @ W.T + b``               ``dW = g.T @ x``, ``db = sum(g, axis=0)``,
                                                       ``dx = g @ W``
 ReLU                ``y = max(x, 0)``                 ``dx = g * (x > 0)``
 Sigmoid             ``y = 1 / (1 + exp(-x))``         ``dx = g * y * (1 - y)``
 SoftmaxCrossEntropy ``L = mean(-log softmax(z)[t])``  ``dz = (softmax(z) - onehot(t)) / N``
-==================  ================================  ===========================================
+=================== ================================  ===========================================
 
 Weights use the layout of :class:`minigrad.nn.Linear` (``W`` of shape (out, in), ``b`` of shape
 (out,)) and the same initialisation from the same random numbers, so a network built here and

@@ -15,6 +15,7 @@ catches it.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import inspect
@@ -278,13 +279,14 @@ def _check_order(case: str, got: Any, nodes: list[T]) -> None:
     cause_dup = ("mark each tensor as visited (a set of id(tensor)) and never add it twice; "
                  "a tensor used by several others is reached once per path")
     got = _as_list(case, got)
-    ids = [id(t) for t in got]
+    ids = [id(t) for t in got]   # (counted once below: linear work, never ids.count)
     wanted = {id(t) for t in nodes}
     if len(got) > len(nodes) or len(set(ids)) != len(ids):
-        dup = max(got, key=lambda t: ids.count(id(t)))
+        counts = collections.Counter(ids)
+        dup_id, times = counts.most_common(1)[0]
+        dup = next(t for t in got if id(t) == dup_id)
         fail(case, f"the order has {len(got)} entries for {len(nodes)} tensors"
-                   + (f"; {dup!r} appears {ids.count(id(dup))} times"
-                      if ids.count(id(dup)) > 1 else ""),
+                   + (f"; {dup!r} appears {times} times" if times > 1 else ""),
              cause_dup)
     missing = [t for t in nodes if id(t) not in set(ids)]
     if missing:
@@ -766,8 +768,12 @@ def _op_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
             if len(grads) != len(arrays):
                 fail(case, f"the closure returned {len(grads)} gradients for {len(arrays)} "
                            "parents", "return one gradient per parent, in the order of parents")
+            fds = result["fd"]
+            if not isinstance(fds, list) or len(fds) != len(arrays):
+                fail(case, f"expected the finite differences for {len(arrays)} input(s); got "
+                           f"{show(fds)}")
             g = np.asarray(case_probe["g"], dtype=np.float64)
-            for i, (got, local, fd) in enumerate(zip(grads, var_local, result["fd"])):
+            for i, (got, local, fd) in enumerate(zip(grads, var_local, fds)):
                 what = f"the gradient for {_LETTERS[i]}"
                 got = received(got, case, what, op.causes[i])
                 if got.shape != shape:

@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
         from .lessons import LessonError
-        from .report import read_gradebook, summary, write_report
+        from .report import summary
         from .runner import _ZYGOTES, GraderError, GradingOptions, grade
     except ModuleNotFoundError as exc:
         from . import MISSING
@@ -133,18 +133,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (GraderError, LessonError) as exc:
         print(f"minigrad-grade: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("minigrad-grade: interrupted; no report written", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        book = getattr(exc, "gradebook", None)   # runner.Interrupted: what had finished
+        if book is None or not book.notebooks:
+            print("minigrad-grade: interrupted; no report written", file=sys.stderr)
+            return 130
+        _write(book, Path(args.out), args.student)
+        print(f"minigrad-grade: interrupted; the report in {args.out} holds the "
+              f"{len(book.notebooks)} notebook(s) that had finished", file=sys.stderr)
         return 130
     out = Path(args.out)
-    if args.student:
-        previous = read_gradebook(out)
-        if previous is not None:
-            book = previous.merged(book, args.student)
-    write_report(book, out)
+    book = _write(book, out, args.student)
     if not args.quiet:
         print(summary(book, out))
     return 0
+
+
+def _write(book: object, out: Path, students: Sequence[str] | None) -> object:
+    """Write the report (a ``--student`` regrade merged into the one in ``out``)."""
+    from .report import read_gradebook, write_report
+    if students:
+        previous = read_gradebook(out)
+        if previous is not None:
+            book = previous.merged(book, students)
+    write_report(book, out)
+    return book
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,17 +55,27 @@ from . import sandbox
 from .lessons import CHECKS_ALIAS, ReleasedLesson, load_lessons, normalize
 from .results import (CheckOutcome, ExerciseGrade, Gradebook, Issue, LessonSummary,
                       NotebookGrade)
+from .bounded import bounded
 from .protocol import MAX_BYTES, ProtocolError, dumps, loads
 from .zygote import Run, Zygote, ZygoteError
 from .submissions import (Assembly, Step, Submission, UnreadableNotebook, assemble,
                           find_submissions, identify, read_notebook, sha256)
 
-__all__ = ["GradingOptions", "grade", "grade_submission", "run_assembly", "GraderError"]
+__all__ = ["GradingOptions", "grade", "grade_submission", "run_assembly", "GraderError",
+           "Interrupted"]
 
 
 
 class GraderError(RuntimeError):
     """The grader itself cannot run (no released lessons, no kernel, nothing to grade)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Grading was stopped (Ctrl-C); ``gradebook`` holds the notebooks that had finished."""
+
+    def __init__(self, gradebook: Gradebook) -> None:
+        super().__init__(f"interrupted after {len(gradebook.notebooks)} notebook(s)")
+        self.gradebook = gradebook
 
 
 @dataclass
@@ -104,6 +114,11 @@ class GradingOptions:
     seed : int, optional
         The seed of the probes the split checks run on. None (the default) draws a secret one
         per notebook; fix it only to reproduce a run.
+    judge_timeout : float
+        Seconds one check's judge may take on what a notebook sent back (in a fork of the
+        grader, :mod:`.bounded`); past it the check scores 0, with the reason.
+    hint_timeout : float
+        Seconds one error-hint search of the report (which cell defines a name) may take.
     """
 
     cell_timeout: float = 60.0
@@ -118,6 +133,8 @@ class GradingOptions:
     memory: int = 2 * 2**30
     max_processes: int = 64
     seed: int | None = None
+    judge_timeout: float = 5.0
+    hint_timeout: float = 2.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -529,9 +546,10 @@ def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes
         if _LIVE.cancelled.is_set():
             return
         step_deadline = time.monotonic() + options.cell_timeout + options.interrupt_grace
-        wait = min(step_deadline, deadline) - time.monotonic()
         try:
-            line = lines.get(timeout=max(0.0, wait))
+            line = _next_line(lines, min(step_deadline, deadline))
+        except _Cancelled:
+            return
         except queue.Empty:
             _kill(process)
             if time.monotonic() >= deadline:
@@ -576,26 +594,55 @@ def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes
     try:
         line = lines.get(timeout=min(5.0, max(0.1, deadline - time.monotonic())))
         done = loads(line) if line else {}
-        if isinstance(done, dict) and isinstance(done.get("output_chars"), int):
-            execution.output_chars = done["output_chars"]
-        if isinstance(done, dict) and isinstance(done.get("left"), int) and done["left"] > 0 \
-                and options.sandbox:
-            execution.issues.append(Issue("processes", f"the notebook left {done['left']} "
+        done = done if isinstance(done, dict) else {}
+        chars, left = _count(done.get("output_chars"), 1e15), _count(done.get("left"), 1e6)
+        if chars is not None:
+            execution.output_chars = int(chars)
+        if left and options.sandbox:
+            execution.issues.append(Issue("processes", f"the notebook left {int(left)} "
                                           "process(es) running; they were ended with its "
                                           "sandbox"))
     except (queue.Empty, ProtocolError):
         pass
 
 
+class _Cancelled(Exception):
+    """The batch was stopped (Ctrl-C) while a notebook waited for its next record."""
+
+
+def _next_line(lines: "queue.Queue[bytes | None]", deadline: float) -> bytes | None:
+    """The next line of the driver's, waiting until ``deadline`` in slices of a tenth of a
+    second (:class:`queue.Empty` then), so that a stopped batch stops waiting at once."""
+    while True:
+        if _LIVE.cancelled.is_set():
+            raise _Cancelled()
+        left = deadline - time.monotonic()
+        try:
+            return lines.get(timeout=max(0.0, min(0.1, left)))
+        except queue.Empty:
+            if left <= 0.1:
+                raise
+
+
 def _text(value: Any, limit: int) -> str:
     return (value if isinstance(value, str) else "")[:limit]
+
+
+def _count(value: Any, most: float) -> float | None:
+    """A number read from the sandbox's pipe, within ``0 ..= most``; None for anything else
+    (a bool, a string, NaN, an integer of 400 digits: ``float()`` of it raises)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and not -most <= value <= most:
+        return None
+    number = float(value)
+    return number if 0.0 <= number <= most else None
 
 
 def _take(record: dict[str, Any], step: Step, index: int, result: StepResult,
           options: GradingOptions, execution: Execution) -> None:
     limit = options.message_chars
-    result.seconds = float(record["seconds"]) if isinstance(record.get("seconds"),
-                                                            (int, float)) else 0.0
+    result.seconds = _count(record.get("seconds"), 1e9) or 0.0
     status = record.get("status")
     result.status = status if status in ("ok", "error", "timeout") else "error"
     result.error = _text(record.get("error"), limit)
@@ -636,17 +683,25 @@ def _judge(split: Split, probes: Any, record: dict[str, Any],
                     "where": _text(record.get("where"), limit)}
         return {**base, "passed": False, "kind": "error",
                 "message": "the check's run sent back no values to judge"}
-    failed = CheckFailed
-    try:
-        message = split.judge(probes, record.get("outputs"))
-    except failed as exc:
-        return {**base, "passed": False, "kind": "check", "message": str(exc)[:limit]}
-    except Exception as exc:  # noqa: BLE001 - malformed data is a zero with a reason
+    if record.get("forged"):   # sent after the driver's own channel had been replaced
+        return {**base, "passed": False, "kind": "forged", "message": _text(
+            record.get("message"), limit) or "the record was not made by the grader's driver"}
+    # in a fork of the grader, under a time limit: no notebook's data can stall the batch
+    outcome = bounded(split.judge, (probes, record.get("outputs")), options.judge_timeout,
+                      CheckFailed, _LIVE.cancelled)
+    if outcome.kind == "raised" and outcome.failed:
+        return {**base, "passed": False, "kind": "check",
+                "message": _text(outcome.value, limit)}
+    if outcome.kind == "raised":   # malformed data is a zero with a reason
         return {**base, "passed": False, "kind": "error",
                 "message": f"the values your code returned could not be judged "
-                           f"({type(exc).__name__}: {str(exc)[:200]})"}
+                           f"({outcome.error_type}: {_text(outcome.value, 200)})"}
+    if outcome.kind != "returned":
+        return {**base, "passed": False, "kind": "judge " + outcome.kind,
+                "message": f"the judge of this check did not finish on the values your code "
+                           f"returned: {outcome.value}; the check scores 0"}
     return {**base, "passed": True, "kind": "passed", "message": "",
-            "output": "\u2713 " + str(message)}
+            "output": "\u2713 " + str(outcome.value)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -749,7 +804,7 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
         if assembly.attempted:
             execution = run_assembly(assembly, lesson, options)
             grade.issues += execution.issues
-            grade.issues += _cell_errors(assembly, execution, notebook)
+            grade.issues += _cell_errors(assembly, execution, notebook, options.hint_timeout)
             grade.issues += _patches(execution)
             if any(issue.kind == "grader" for issue in execution.issues):
                 grade.status = "error"
@@ -781,14 +836,25 @@ _NAME_ERROR = re.compile(r"NameError: name '(?P<name>[A-Za-z_]\w*)' is not defin
 
 
 def _defined_in(source: str, name: str) -> bool:
-    """Whether a cell's source binds ``name`` (def, class, assignment or import)."""
+    """Whether a cell's source binds ``name`` (def, class, assignment or import).
+
+    One line at a time, each pattern anchored at the line's start and never crossing a line
+    (``[ \\t]``, not ``\\s``): linear in the cell's length, whatever the student typed.
+    """
     n = re.escape(name)
-    return re.search(rf"^\s*(?:def|class)\s+{n}\b|^\s*{n}\s*(?::[^=]*)?=(?!=)|"
-                     rf"^\s*(?:from\s+\S+\s+)?import\s+.*\b{n}\b", source, re.M) is not None
+    pattern = re.compile(rf"[ \t]*(?:(?:def|class)[ \t]+{n}\b|{n}[ \t]*(?::[^=\n]*)?=(?!=)|"
+                         rf"(?:from[ \t]+\S+[ \t]+)?import[ \t].*\b{n}\b)")
+    return any(pattern.match(line) for line in source.split("\n"))
+
+
+def _defining_cells(skipped: list[tuple[int, str]], name: str) -> list[int]:
+    """The numbers of the cells in ``skipped`` that define ``name``."""
+    return [number for number, source in skipped if _defined_in(source, name)]
 
 
 def _cell_errors(assembly: Assembly, execution: Execution,
-                 notebook: Mapping[str, Any] | None = None) -> list[Issue]:
+                 notebook: Mapping[str, Any] | None = None, hint_timeout: float = 2.0
+                 ) -> list[Issue]:
     """Say which cell raised and why, in words a student acts on.
 
     A NameError for a name that the submission defines in a cell the grader does not run (an
@@ -811,7 +877,8 @@ def _cell_errors(assembly: Assembly, execution: Execution,
             match = _NAME_ERROR.search(text)
             if match and match["name"] not in explained:
                 name = match["name"]
-                home = [n for n, source in skipped if _defined_in(source, name)]
+                found = bounded(_defining_cells, (skipped, name), hint_timeout)
+                home = found.value if found.kind == "returned" else []
                 if home:
                     explained.add(name)
                     hint = (f"`{name}` is defined in cell {home[0]} of your notebook, which the "
@@ -960,13 +1027,21 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
             if on_graded is not None:
                 on_graded(result)
 
+        def book() -> Gradebook:
+            finished = sorted(graded, key=lambda n: (n.student, n.lesson or "~", n.path))
+            _mark_duplicates(finished)
+            return Gradebook(lessons=_summaries(lessons), notebooks=finished,
+                             seconds=round(time.monotonic() - start, 2), jobs=jobs)
+
+        # Ctrl-C: every sandbox and judge is ended at once, the notebooks that were running
+        # are left out (none of them finished), and the caller gets what had finished
         if jobs == 1:
             try:
                 for submission in submissions:
                     done(_grade_safely(submission, lessons, options))
             except KeyboardInterrupt:
                 _LIVE.kill_all()
-                raise
+                raise Interrupted(book()) from None
         else:
             pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs,
                                                          thread_name_prefix="minigrad-grade")
@@ -975,12 +1050,13 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
                            for s in submissions]
                 for future in concurrent.futures.as_completed(futures):
                     done(future.result())
+            except KeyboardInterrupt:
+                _LIVE.kill_all()
+                pool.shutdown(wait=False, cancel_futures=True)   # (they end within a second)
+                raise Interrupted(book()) from None
             except BaseException:
                 _LIVE.kill_all()
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
             pool.shutdown(wait=True)
-    graded.sort(key=lambda n: (n.student, n.lesson or "~", n.path))
-    _mark_duplicates(graded)
-    return Gradebook(lessons=_summaries(lessons), notebooks=graded,
-                     seconds=round(time.monotonic() - start, 2), jobs=jobs)
+    return book()

@@ -545,8 +545,8 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
         The shape of one input sample, e.g. ``(1, 32, 32)``. Needed when the model starts
         with a convolution; otherwise it is ``(in_features,)`` of the first Linear.
     train_data : (X, y), optional
-        The data ``main()`` trains on, compiled in as literals: ``X`` (N, n_in) or (N,
-        *input_shape), and ``y`` (N,) labels (cross-entropy) or (N, n_out) targets (MSE).
+        The data ``main()`` trains on, compiled in as literals: ``X`` (N, n_in) or
+        ``(N, *input_shape)``, and ``y`` (N,) labels (cross-entropy) or (N, n_out) targets (MSE).
     epochs : int
         Epochs ``main()`` trains for (``-D<NAME>_EPOCHS=...`` overrides).
 
