@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+import types
+from collections.abc import Callable
 from typing import Any
 
 import array_api_compat
@@ -41,7 +44,8 @@ __all__ = [
     "namespace", "asarray", "to_numpy", "resolve_dtype", "is_floating", "is_integer",
     "scatter_add", "sliding_windows", "window_slice", "add_windows", "device_name",
     "cupy_available", "cuda_problem", "check_same_device", "to_device", "default_rng",
-    "uniform", "copy_to", "matmul_into", "times_mask", "reduce_sum", "reduce_max",
+    "uniform", "copy_to", "matmul_into", "times_mask", "reduce_sum", "reduce_max", "take",
+    "CreationHook", "creation_hook", "is_numpy",
 ]
 
 # NumPy 2.1 and later implement the array API standard in the ``numpy`` namespace itself (with
@@ -49,21 +53,118 @@ __all__ = [
 # array-api-compat's wrappers cost up to a microsecond and a half per call on small arrays.
 _NUMPY_IS_STANDARD = tuple(int(v) for v in np.__version__.split(".")[:2]) >= (2, 1)
 
+# ---------------------------------------------------------------------------------------------
+# Array creation that minigrad.compile can see
+#
+# ``np.zeros(shape)`` takes no array, so NumPy cannot tell an array subclass about it, and a
+# recording of a step (minigrad.compile) would miss the new array and the values it starts with.
+# Instead of patching NumPy for the whole process, the engine's NumPy namespace is a copy of the
+# ``numpy`` module whose array makers report what they made to the hook of the *current thread*
+# (set only while that thread records a step; None, and one attribute read, otherwise).
+
+
+class CreationHook:
+    """What a recording is told (see :func:`creation_hook`); the base class ignores it all."""
+
+    def created(self, array: Any, fill: Any) -> Any:
+        """``array`` was just made by ``np.zeros`` (fill 0), ``ones`` (1), ``full``
+        ("full") or ``empty`` (None); return the array the engine should use."""
+        return array
+
+    def viewed(self, view: Any, base: Any) -> Any:
+        """``view`` is a strided view of ``base`` (``as_strided``); return the array to use."""
+        return view
+
+    def seen(self, x: Any) -> Any:
+        """``x`` as the recording should see it: an array from outside the step (a class
+        weight) read with an index that the recording sees, in a call that NumPy dispatches
+        on ``x`` alone (``take``)."""
+        return x
+
+
+class _ThreadHook(threading.local):
+    hook: CreationHook | None = None
+
+
+_HOOK = _ThreadHook()
+
+
+def creation_hook(hook: CreationHook | None) -> CreationHook | None:
+    """Set the current thread's creation hook (None: none); return the previous one.
+
+    Used by :mod:`minigrad.compile` while it records a step. Other threads, and code that calls
+    ``numpy`` itself, never see it.
+    """
+    previous, _HOOK.hook = _HOOK.hook, hook
+    return previous
+
+
+_MAKERS = {"zeros": 0, "ones": 1, "full": "full", "empty": None}
+
+
+def _observed(make: Callable[..., Any], fill: Any) -> Callable[..., Any]:
+    @functools.wraps(make)
+    def create(*args: Any, **kwargs: Any) -> Any:
+        array = make(*args, **kwargs)
+        hook = _HOOK.hook
+        return array if hook is None else hook.created(array, fill)
+    return create
+
+
+def _observed_namespace(module: Any) -> Any:
+    """A copy of namespace ``module`` whose array makers report to the creation hook."""
+    copy = types.ModuleType(module.__name__, module.__doc__)
+    copy.__dict__.update(vars(module))
+    for name, fill in _MAKERS.items():
+        setattr(copy, name, _observed(getattr(module, name), fill))
+    return copy
+
+
+def _as_strided(x: Any, shape: tuple[int, ...], strides: tuple[int, ...],
+                writeable: bool = True) -> Any:
+    """NumPy's ``as_strided``, told to the creation hook (the view would hide its base)."""
+    view = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=writeable)
+    hook = _HOOK.hook
+    return view if hook is None else hook.viewed(view, x)
+
+
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+    """``xp.take(x, indices, axis=axis)``. NumPy hands ``take`` to an array subclass only when
+    ``x`` is one, so while a step is recorded ``x`` is first shown to the creation hook."""
+    hook = _HOOK.hook
+    if hook is not None:
+        x = hook.seen(x)
+    return namespace(x).take(x, indices, axis=axis)
+
+
+# NumPy >= 2.1 is an array-API namespace itself (the engine calls it directly, skipping the
+# wrappers' cost); older NumPy goes through array-api-compat's wrappers.
+_NUMPY = _observed_namespace(np if _NUMPY_IS_STANDARD else _compat_numpy)
+
 # array_namespace() inspects its argument every time and costs more than a small add, so the
 # answer is cached per array type (an ndarray is always NumPy, a cupy.ndarray always CuPy).
 _NAMESPACES: dict[type, Any] = {}
 
 
 def namespace(x: Any) -> Any:
-    """Return the array-API namespace of array ``x`` (cached per array type)."""
+    """Return the array-API namespace of array ``x`` (cached per array type).
+
+    For NumPy arrays it is the ``numpy`` module's functions (see :class:`CreationHook` for why
+    it is a copy of the module rather than the module itself).
+    """
     kind = type(x)
     xp = _NAMESPACES.get(kind)
     if xp is None:
         xp = array_api_compat.array_namespace(x)
-        if xp is _compat_numpy and _NUMPY_IS_STANDARD:
-            xp = np  # NumPy >= 2.1 is an array-API namespace itself: skip the wrappers' cost
+        if xp is _compat_numpy:
+            xp = _NUMPY
         _NAMESPACES[kind] = xp
     return xp
+
+
+def is_numpy(xp: Any) -> bool:
+    """Whether ``xp`` is the namespace :func:`namespace` gives NumPy arrays."""
+    return xp is _NUMPY or xp is np or xp is _compat_numpy
 
 
 def asarray(data: Any, dtype: Any = None, like: Any = None) -> Any:
@@ -82,10 +183,10 @@ def asarray(data: Any, dtype: Any = None, like: Any = None) -> Any:
             if data.dtype != dtype:
                 data = xp.astype(data, dtype)
         return data
-    xp = namespace(like) if like is not None else _compat_numpy
+    xp = namespace(like) if like is not None else _NUMPY
     if dtype is not None:
         dtype = resolve_dtype(xp, dtype)
-    if xp is _compat_numpy:
+    if xp is _NUMPY:
         return np.asarray(data, dtype=dtype)
     return xp.asarray(data, dtype=dtype)
 
@@ -99,20 +200,29 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+#: The dtype names :func:`resolve_dtype` knows (the array API's, and NumPy's float16).
+_DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64", "complex64", "complex128")
+
+
 def resolve_dtype(xp: Any, dtype: Any) -> Any:
     """Map ``"float32"``, ``np.float32`` or ``xp.float32`` to the dtype object of ``xp``."""
     if dtype is None:
         return None
     if isinstance(dtype, str):
         name = dtype
-    elif xp is np or xp is _compat_numpy or (cp is not None and xp.__name__.endswith("cupy")):
+    elif is_numpy(xp) or (cp is not None and xp.__name__.endswith("cupy")):
         return np.dtype(dtype)
     else:
         try:
             name = np.dtype(dtype).name
         except TypeError:
             return dtype  # already a dtype object of xp (array-api-strict)
-    return getattr(xp, name)
+    found = getattr(xp, name, None) if name in _DTYPE_NAMES else None
+    if found is None:  # "float8", "sum", a typo: say so (not an AttributeError of the library)
+        raise TypeError(f"unknown dtype {dtype!r}; expected one of {', '.join(_DTYPE_NAMES)} "
+                        f"(those that {getattr(xp, '__name__', 'the array library')} has)")
+    return found
 
 
 # isdtype() parses its arguments on every call and costs more than a small operation; the
@@ -232,6 +342,11 @@ def scatter_add(xp: Any, shape: tuple[int, ...], dtype: Any, index: Any, values:
 def _scatter_add_onehot(xp: Any, out: Any, index: tuple[Any, ...], values: Any) -> Any:
     if index and index[-1] is Ellipsis:
         index = index[:-1]
+    expanded: list[Any] = []
+    for i in index:  # a boolean mask is the positions of its True values, one array per axis
+        is_mask = hasattr(i, "dtype") and xp.isdtype(i.dtype, "bool")
+        expanded.extend(xp.nonzero(i) if is_mask else (i,))
+    index = tuple(expanded)
     arrays = [i for i in index if not isinstance(i, (int, slice)) and i is not Ellipsis]
     if len(arrays) != len(index):
         raise NotImplementedError(
@@ -325,7 +440,7 @@ def sliding_windows(x: Any, kh: int, kw: int, stride: int | tuple[int, int] = 1)
         s_n, s_c, s_h, s_w = x.strides
         strides = (s_n, s_c, s_h * sh, s_w * sw, s_h, s_w)
         if isinstance(x, np.ndarray):
-            return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+            return _as_strided(x, shape, strides, writeable=False)
         return cp.lib.stride_tricks.as_strided(x, shape, strides)  # CuPy's has no writeable=
     xp = namespace(x)
     rows = []
@@ -360,8 +475,9 @@ def add_windows(out: Any, windows: Any, stride: int | tuple[int, int] = 1) -> An
         cp if cp is not None and isinstance(out, cp.ndarray) else None)
     if lib is not None and sh >= kh and sw >= kw:  # disjoint windows: one strided add
         s_n, s_c, s_h, s_w = out.strides
-        view = lib.lib.stride_tricks.as_strided(
-            out, shape=windows.shape, strides=(s_n, s_c, s_h * sh, s_w * sw, s_h, s_w))
+        strides = (s_n, s_c, s_h * sh, s_w * sw, s_h, s_w)
+        view = (_as_strided(out, windows.shape, strides) if lib is np
+                else lib.lib.stride_tricks.as_strided(out, shape=windows.shape, strides=strides))
         view += windows
         return out
     for i in range(kh):

@@ -77,7 +77,8 @@ from typing import Any
 
 import numpy as np
 
-from . import optim
+from . import backend, optim
+from .backend import CreationHook
 from .tensor import Tensor, op
 
 __all__ = ["compile", "CompiledStep", "CompileWarning"]
@@ -227,7 +228,7 @@ _OUT_FUNCTIONS = {np.sum, np.max, np.min, np.amax, np.amin, np.mean, np.prod, np
                   np.dot, np.clip, np.cumsum, np.concatenate, np.argmax, np.argmin, np.take}
 
 
-class _Recorder:
+class _Recorder(CreationHook):
     """The calls of one recorded step, and the arrays they read and write.
 
     Every array a call reads or writes belongs to an *owner* (the array that owns its memory),
@@ -287,6 +288,41 @@ class _Recorder:
         """A new array made by a recorded call: an internal owner, seen through a view."""
         self.unfilled.discard(self._register(_owner(result), "internal"))
         return result.view(_Traced)
+
+    def _refill(self, result: Any, described: Any) -> None:
+        """Note that a new array starts with the values it has now (``zeros``, ``ones``,
+        ...): each replay refills it, and this refill *writes* it, so that no pass moves a
+        later write of the array before it."""
+        number = self.index[id(_owner(result))]
+        self.fills.add(len(self.ops))
+        self._add(np.copyto, (result, _fill_value(result)), {}, described, {number})
+        self.creator[number] = len(self.ops) - 1
+
+    # --- what the engine's array makers report (backend.CreationHook) ---------------------------
+
+    def created(self, array: Any, fill: Any) -> Any:
+        """A new array from ``np.zeros`` / ``ones`` / ``full`` (refilled at each replay) or
+        ``empty`` (its values come from whoever fills it)."""
+        if not isinstance(array, np.ndarray) or type(array) is not np.ndarray:
+            return array
+        wrapped = self._result(array)
+        if fill is None:
+            self.unfilled.add(self.index[id(array)])
+        else:
+            self._refill(array, ("create", fill, array.shape, array.dtype.str,
+                                 array.tobytes()))
+        return wrapped
+
+    def seen(self, x: Any) -> Any:
+        """An array from outside the step, read by a call NumPy dispatches on it alone: a
+        constant (compared by value between two recordings, read by reference in a replay)."""
+        return self.wrap(x, "constant")
+
+    def viewed(self, view: Any, base: Any) -> Any:
+        """A strided view (``as_strided``) of an array the recording sees."""
+        if not isinstance(base, _Traced):
+            return view
+        return self._view(view)
 
     # --- describing arguments -----------------------------------------------------------------
 
@@ -405,12 +441,11 @@ class _Recorder:
         fill = _CREATORS.get(func, "other")
         if fill != "other":
             wrapped = self._result(result)
-            if fill is not None:  # zeros_like, ones_like, full_like: refill at each replay
-                self.fills.add(len(self.ops))
-                self._add(np.copyto, (result, _fill_value(result)), {}, described)
-            else:  # empty_like: its values come from whoever fills it
+            if fill is None:  # empty_like: its values come from whoever fills it
                 self.unfilled.add(self.index[id(_owner(result))])
                 return wrapped
+            self._refill(result, described)  # zeros_like, ones_like, full_like
+            return wrapped
         else:
             wrapped = self._result(result)
             if func in _OUT_FUNCTIONS and "out" not in kwargs:
@@ -522,7 +557,7 @@ def _check(convert: Callable[..., Any], args: tuple[Any, ...], value: Any, name:
 
 
 # ---------------------------------------------------------------------------------------------
-# Patching NumPy's creation functions while recording
+# Refilling new arrays
 
 
 def _fill_value(a: Any) -> Any:
@@ -532,55 +567,6 @@ def _fill_value(a: Any) -> Any:
     if flat.size and bool((flat == flat[0]).all()):
         return np.array(flat[0], dtype=a.dtype)
     return a.copy()
-
-
-def _patched_creator(original: Callable[..., Any], fill: Any) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def create(*args: Any, **kwargs: Any) -> Any:
-        result = original(*args, **kwargs)
-        rec = _ACTIVE
-        if rec is None or not isinstance(result, np.ndarray):
-            return result
-        wrapped = rec._result(result)
-        if fill is None:  # np.empty: its values come from whoever fills it
-            rec.unfilled.add(rec.index[id(result)])
-        else:
-            snapshot = result.copy()
-            rec.fills.add(len(rec.ops))
-            rec._add(np.copyto, (result, _fill_value(result)), {},
-                     ("create", original.__name__, result.shape, result.dtype.str,
-                      snapshot.tobytes()))
-            rec.creator[rec.index[id(result)]] = len(rec.ops) - 1
-        return wrapped
-    return create
-
-
-def _patched_as_strided(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def as_strided(x: Any, *args: Any, **kwargs: Any) -> Any:
-        result = original(_plain(x), *args, **kwargs)
-        if _ACTIVE is None or not isinstance(x, _Traced):
-            return result
-        return _ACTIVE._view(result)
-    return as_strided
-
-
-class _NumpyPatch:
-    """Within ``with``: NumPy's array makers and ``as_strided`` report to the recording."""
-
-    names = {"zeros": 0, "ones": 1, "empty": None, "full": "full"}
-
-    def __enter__(self) -> None:
-        self.saved = {name: getattr(np, name) for name in self.names}
-        for name, fill in self.names.items():
-            setattr(np, name, _patched_creator(self.saved[name], fill))
-        self.strided = np.lib.stride_tricks.as_strided
-        np.lib.stride_tricks.as_strided = _patched_as_strided(self.strided)
-
-    def __exit__(self, *exc: object) -> None:
-        for name, original in self.saved.items():
-            setattr(np, name, original)
-        np.lib.stride_tricks.as_strided = self.strided
 
 
 # ---------------------------------------------------------------------------------------------
@@ -998,10 +984,11 @@ class CompiledStep:
             opt._trace = rec
         previous, optim._step_observer = optim._step_observer, observe
         _ACTIVE = rec
+        hook = backend.creation_hook(rec)
         try:
-            with _NumpyPatch():
-                result = self.step(*new_args)
+            result = self.step(*new_args)
         finally:
+            backend.creation_hook(hook)
             _ACTIVE = None
             optim._step_observer = previous
             for opt in optimizers:
@@ -1128,6 +1115,10 @@ def _difference(before: list[Any], after: list[Any]) -> str:
     """Why two recordings are not the same program, in words."""
     for k, (a, b) in enumerate(zip(before, after)):
         if a != b:
+            if _shapes(a) != _shapes(b) and a[:2] == b[:2]:
+                return (f"two recordings of the step differ at call {k} ({a[0]} {a[1]!s:.30}): "
+                        "an array's shape changed between calls with the same arguments' "
+                        "shapes (a data-dependent shape, such as a boolean mask's selection)")
             what = ("a value read into Python" if a[0] == "guard" else
                     "an argument" if a[:3] == b[:3] else "the call")
             return (f"two recordings of the step differ at call {k} ({a[0]} {a[1]!s:.30}): "
@@ -1136,6 +1127,15 @@ def _difference(before: list[Any], after: list[Any]) -> str:
                     "dispatch)")
     return (f"two recordings of the step differ in length ({len(before)} and {len(after)} "
             "calls): Python control flow that depends on values")
+
+
+def _shapes(described: Any) -> list[Any]:
+    """The shapes of the arrays in a call's description, in order."""
+    if isinstance(described, tuple) and described and described[0] in ("array", "const"):
+        return [described[2]]
+    if isinstance(described, (tuple, list)):
+        return [s for part in described for s in _shapes(part)]
+    return []
 
 
 def compile(step: Callable[..., Any]) -> CompiledStep:  # noqa: A001 - torch.compile's name

@@ -16,9 +16,11 @@ from typing import Any
 
 from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
                       reduce_max, reduce_sum, times_mask)
+from .backend import take as backend_take
 from .conv import avg_pool2d, conv2d, max_pool2d
-from .tensor import (Tensor, _host_values, gradient_product, leaky_relu, op, relu, sigmoid, tanh,
-                     where)
+from .broadcast import broadcast_shapes
+from .tensor import (Tensor, _axis_index, _host_values, _tensor_arg, gradient_product, leaky_relu,
+                     op, relu, sigmoid, tanh, where)
 
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot",
@@ -31,6 +33,9 @@ _REDUCTIONS = ("mean", "sum", "none")
 def _logsumexp(z: Any, axis: int) -> Any:
     """log(sum(exp(z))) along ``axis`` (kept), shifted by the max so no exp overflows."""
     xp = namespace(z)
+    if z.shape[axis] == 0:  # a sum of no terms is 0: log(0) = -inf (the result is empty anyway)
+        kept = tuple(1 if i == axis % z.ndim else n for i, n in enumerate(z.shape))
+        return xp.full(kept, float("-inf"), dtype=z.dtype)
     m = xp.max(z, axis=axis, keepdims=True)
     m = xp.where(xp.isinf(m), 0.0, m)  # a row all -inf: no shift (-inf - -inf would be NaN)
     return m + xp.log(xp.sum(xp.exp(z - m), axis=axis, keepdims=True))
@@ -41,7 +46,9 @@ def log_softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
 
     Backward: ``g - softmax(x) * sum(g)`` along ``axis``.
     """
-    axis = axis if dim is None else dim
+    x, axis = _softmax_args(x, axis, dim, "log_softmax")
+    if x.ndim == 0:  # one value: a softmax over one axis of size 1, as PyTorch
+        return log_softmax(x.reshape(1), 0).reshape(())
     xp = x._xp
     y = x.data - _logsumexp(x.data, axis)
     return op(y, (x,), lambda g, y: g - xp.exp(y) * xp.sum(g, axis=axis, keepdims=True),
@@ -53,11 +60,21 @@ def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
 
     Backward: ``p * (g - sum(g * p))`` along ``axis``.
     """
-    axis = axis if dim is None else dim
+    x, axis = _softmax_args(x, axis, dim, "softmax")
+    if x.ndim == 0:
+        return softmax(x.reshape(1), 0).reshape(())
     xp = x._xp
     p = xp.exp(x.data - _logsumexp(x.data, axis))
     return op(p, (x,), lambda g, p: p * (g - xp.sum(g * p, axis=axis, keepdims=True)),
               saved=(p,), name="softmax")
+
+
+def _softmax_args(x: Any, axis: Any, dim: Any, name: str) -> tuple[Tensor, int]:
+    """The tensor and its one axis (an int in range, as PyTorch's ``dim``) of a softmax."""
+    x = _tensor_arg(x, name)
+    if dim is not None:
+        axis = dim
+    return x, _axis_index(x.ndim, axis, name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,6 +198,7 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index
     ``0..C-1`` raises an IndexError (on a GPU: the loss is NaN).
     """
     _check_reduction(reduction, "cross_entropy")
+    logits = _tensor_arg(logits, "cross_entropy")
     if logits.ndim == 1:  # one unbatched sample: a batch of one, the loss a 0-d tensor
         target = _batch_of_one(targets, logits, "cross_entropy")
         loss = cross_entropy(logits.reshape(1, -1), target, weight, ignore_index, reduction,
@@ -192,6 +210,11 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index
     probabilities = isinstance(targets, Tensor) and is_floating(targets._xp, targets.dtype) or \
         (hasattr(targets, "dtype") and not isinstance(targets, Tensor)
          and is_floating(namespace(targets), targets.dtype))
+    if probabilities and ignore_index != -100:
+        raise ValueError(f"cross_entropy: ignore_index={ignore_index} applies to class-index "
+                         "targets; these targets are class probabilities (floats), which have no "
+                         "class to ignore (PyTorch refuses too). Give the rows to drop a "
+                         "weight of 0, or pass integer targets")
     if probabilities or weight is not None or reduction != "mean" or label_smoothing:
         return _cross_entropy_general(logits, targets, weight, ignore_index, reduction,
                                       label_smoothing, probabilities)
@@ -252,7 +275,7 @@ def _cross_entropy_general(logits: Tensor, targets: Any, weight: Any, ignore_ind
     smooth = -(logp.sum(axis=1) if w is None else (logp * Tensor(w)).sum(axis=1))
     smooth = where(valid, smooth, 0.0)
     if reduction == "mean":
-        total = xp.sum(xp.where(valid, xp.take(w, xp.where(valid, t, 0)), 0.0)) if w is not None \
+        total = xp.sum(xp.where(valid, backend_take(w, xp.where(valid, t, 0)), 0.0)) if w is not None \
             else xp.astype(xp.count_nonzero(valid), logits.dtype)
         smooth = smooth.sum() / Tensor(total)
     elif reduction == "sum":
@@ -277,6 +300,7 @@ def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, ignore_index: 
     reduction : "mean", "sum" or "none"
     """
     _check_reduction(reduction, _name)
+    log_probs = _tensor_arg(log_probs, _name)
     if log_probs.ndim == 1:  # one unbatched sample, as in cross_entropy
         loss = nll_loss(log_probs.reshape(1, -1), _batch_of_one(targets, log_probs, _name),
                         weight, ignore_index, reduction, _name=_name)
@@ -290,7 +314,7 @@ def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, ignore_index: 
     safe = xp.where(valid, t, 0)  # ignored rows read class 0, then get weight 0
     picked = log_probs.gather(1, safe[:, None])[:, 0]  # (N,): log_probs[i, t[i]]
     w_row = xp.astype(valid, log_probs.dtype) if w is None else \
-        xp.where(valid, xp.take(w, safe), 0.0)
+        xp.where(valid, backend_take(w, safe), 0.0)
     losses = where(valid, -picked * Tensor(w_row), 0.0)
     if reduction == "mean":
         return losses.sum() / Tensor(xp.sum(w_row))
@@ -316,6 +340,7 @@ def _binary_target(name: str, x: Tensor, target: Any, reduction: str) -> tuple[T
     """The two binary cross-entropies' checks: the reduction, and a target of ``x``'s shape;
     returns the target as a tensor and its values in ``x``'s dtype."""
     _check_reduction(reduction, name)
+    _tensor_arg(x, name)
     t = _as_tensor(target, x)
     if t.shape != x.shape:
         raise ValueError(f"{name}: target has shape {t.shape} but input has shape {x.shape}; "
@@ -348,7 +373,7 @@ def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
 
     out = op(loss, (probs, t), vjp, saved=(p, tv), name="binary_cross_entropy")
     if weight is not None:
-        out = out * _as_tensor(weight, probs)
+        out = out * _elementwise_weight(weight, probs, "binary_cross_entropy", "weight")
     return _reduce(out, reduction)
 
 
@@ -368,7 +393,9 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = 
         raise ValueError("binary_cross_entropy_with_logits: pos_weight must not require grad "
                          "(no gradient is computed for it, as in PyTorch); pass "
                          "pos_weight.detach()")
-    pw = 1.0 if pos_weight is None else _to_dtype(_as_tensor(pos_weight, logits).data, logits)
+    pw = 1.0 if pos_weight is None else _to_dtype(
+        _elementwise_weight(pos_weight, logits, "binary_cross_entropy_with_logits",
+                            "pos_weight").data, logits)
     lw = 1 + (pw - 1) * tv  # the weight of the positive term
     softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0.0)  # log(1 + exp(-x))
     loss = (1 - tv) * x + lw * softplus_neg
@@ -386,8 +413,19 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Any, weight: Any = 
     out = op(loss, (logits, t), vjp, saved=(s, tv, lw, *target_terms),
              name="binary_cross_entropy_with_logits")
     if weight is not None:
-        out = out * _as_tensor(weight, logits)
+        out = out * _elementwise_weight(weight, logits, "binary_cross_entropy_with_logits",
+                                        "weight")
     return _reduce(out, reduction)
+
+
+def _elementwise_weight(weight: Any, x: Tensor, name: str, arg: str) -> Tensor:
+    """A weight of the binary cross-entropies as a tensor; its shape must broadcast to the
+    input's (``pos_weight``: one per class, the last axis), as PyTorch's."""
+    w = _as_tensor(weight, x)
+    if broadcast_shapes(w.shape, x.shape, op=f"{name}: {arg}") != x.shape:
+        raise ValueError(f"{name}: {arg} of shape {w.shape} does not broadcast to the input's "
+                         f"shape {x.shape}")
+    return w
 
 
 def _to_dtype(a: Any, like: Tensor) -> Any:
@@ -452,7 +490,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     Backward: ``Phi(x) + x * phi(x)``, phi the normal density (for "tanh", the derivative of
     the tanh formula), as PyTorch.
     """
-    xp, v = x._xp, x.data
+    xp, v = _tensor_arg(x, "gelu")._xp, x.data
     if approximate == "none":
         cdf = 0.5 * (1 + _erf(xp, v / math.sqrt(2)))
         return op(v * cdf, (x,), lambda g, v, cdf: g * (cdf + v * xp.exp(-0.5 * v * v)
@@ -470,7 +508,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)`` (also called swish). Backward: ``s * (1 + x * (1 - s))``."""
-    xp, v = x._xp, x.data
+    xp, v = _tensor_arg(x, "silu")._xp, x.data
     s = 0.5 * (xp.tanh(0.5 * v) + 1)
     return op(v * s, (x,), lambda g, v, s: g * s * (1 + v * (1 - s)), saved=(v, s), name="silu")
 
@@ -478,7 +516,7 @@ def silu(x: Tensor) -> Tensor:
 def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """``x`` where positive, else ``alpha * (exp(x) - 1)``. Backward: 1, or ``alpha * exp(x)``
     (at 0: ``alpha``, as PyTorch)."""
-    xp, v = x._xp, x.data
+    xp, v = _tensor_arg(x, "elu")._xp, x.data
     return op(xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0.0))), (x,),
               lambda g, v: xp.where(v > 0, g, g * alpha * xp.exp(xp.minimum(v, 0.0))),
               saved=(v,), name="elu")
@@ -489,7 +527,7 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
     Backward: ``sigmoid(beta * x)`` (1 above the threshold), as PyTorch.
     """
-    xp, v = x._xp, x.data
+    xp, v = _tensor_arg(x, "softplus")._xp, x.data
     bx = beta * v
     linear_part = bx > threshold
     y = xp.where(linear_part, v, (xp.log1p(xp.exp(-xp.abs(bx))) + xp.maximum(bx, 0.0)) / beta)
@@ -503,7 +541,7 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     and outside, as PyTorch (unlike :meth:`Tensor.clamp`, which passes it at the bounds)."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is larger than max_val {max_val}")
-    xp, v = x._xp, x.data
+    xp, v = _tensor_arg(x, "hardtanh")._xp, x.data
     return op(xp.clip(v, min_val, max_val), (x,),
               lambda g, v: times_mask(g, (v > min_val) & (v < max_val)),
               saved=(v,), name="hardtanh")
@@ -514,7 +552,7 @@ def logsigmoid(x: Tensor) -> Tensor:
 
     Backward: ``1 - sigmoid(x)``.
     """
-    xp, v = x._xp, x.data
+    xp, v = _tensor_arg(x, "logsigmoid")._xp, x.data
     y = xp.minimum(v, 0.0) - xp.log1p(xp.exp(-xp.abs(v)))
     return op(y, (x,), lambda g, v: g * 0.5 * (1 - xp.tanh(0.5 * v)), saved=(v,),
               name="logsigmoid")
@@ -525,13 +563,21 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     ``torch.nn.functional.linear``; :class:`minigrad.nn.Linear` calls it.
 
     Shapes: ``x`` (..., in), ``weight`` (out, in), ``bias`` (out,); the result is (..., out).
+    ``x`` has the weight's dtype: mixed dtypes raise a TypeError, as in PyTorch (a Python list
+    is converted to the weight's dtype; an array or tensor is not converted).
     Backward, with ``g`` the output's gradient: ``dx = g @ W``, ``dW = g.T @ x``,
     ``db = sum(g, axis=0)`` (batch axes flattened first), computed as the matrix-vector
     product ``g.T @ ones``: the same sum, several times faster than a reduction over the batch
     on NumPy when the features are few.
     """
-    if not isinstance(x, Tensor):
-        x = Tensor(x)
+    if not isinstance(x, Tensor):  # an array as it is; numbers and lists in the weight's dtype
+        x = Tensor(x if hasattr(x, "dtype") else asarray(x, dtype=weight.data.dtype,
+                                                         like=weight.data))
+    if (not isinstance(weight, Tensor) or weight.data.ndim != 2 or not x.data.ndim
+            or x.data.shape[-1] != weight.data.shape[1] or x.data.dtype != weight.data.dtype
+            or bias is not None and (not isinstance(bias, Tensor) or bias.data.dtype != x.data.dtype
+                                     or tuple(bias.data.shape) != (weight.data.shape[0],))):
+        _check_linear(x, weight, bias)  # one test above on the fast path; this names the problem
     xp = x._xp
     batch_last = x.ndim == 2
     # A batch (N, in) gives y = (W @ x.T).T: the same numbers as x @ W.T, stored batch-last
@@ -555,3 +601,36 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
     parents: tuple[Tensor, ...] = (x, weight) if bias is None else (x, weight, bias)
     return op(y, parents, vjp, saved=(x.data, weight.data), name="linear")
+
+
+def _check_linear(x: Tensor, weight: Any, bias: Any) -> None:
+    """Raise the error that says what is wrong with :func:`linear`'s arguments.
+
+    Mixed dtypes are refused, as PyTorch refuses them in a matrix product (and as ``conv2d``
+    and the recurrent layers do here): a float32 layer given float64 input would otherwise
+    compute in float64 and return float64 without a word.
+    """
+    for arg, t in (("weight", weight), ("bias", bias)):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"linear: {arg} must be a Tensor; got {type(t).__name__}")
+    if weight.ndim != 2:
+        raise ValueError(f"linear: expected weight of shape (out_features, in_features); got "
+                         f"shape {weight.shape}")
+    out_features, in_features = weight.shape
+    if x.ndim == 0:
+        raise ValueError(f"linear: expected input of shape (..., {in_features}); got a 0-d "
+                         "tensor")
+    if x.shape[-1] != in_features:
+        raise ValueError(f"linear: input has {x.shape[-1]} features (shape {x.shape}) but weight "
+                         f"expects {in_features} (weight shape {weight.shape} is "
+                         f"(out_features, in_features))")
+    if bias is not None and bias.shape != (out_features,):
+        raise ValueError(f"linear: expected bias of shape ({out_features},), one per output "
+                         f"feature; got shape {bias.shape}")
+    for arg, t in (("input", x), ("bias", bias)):
+        if t is not None and t.dtype != weight.dtype:
+            other = (f" or the layer with .to(dtype={str(t.dtype)!r})"
+                     if is_floating(t._xp, t.dtype) else "")
+            raise TypeError(f"linear: {arg} has dtype {t.dtype} but weight has dtype "
+                            f"{weight.dtype}; mixed dtypes are refused, as in PyTorch. Convert "
+                            f"the {arg} with .astype({str(weight.dtype)!r}){other}")

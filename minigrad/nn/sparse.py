@@ -78,7 +78,9 @@ class Embedding(Module):
             ids = backend.asarray(ids, like=weight.data)
         if not backend.is_integer(backend.namespace(ids), ids.dtype):
             raise TypeError(f"Embedding: indices must be integers; got dtype {ids.dtype}")
-        if ids.size and not (0 <= int(xp.min(ids)) and int(xp.max(ids)) < self.num_embeddings):
+        # one yes-or-no read (not the min and max, which change from batch to batch): a compiled
+        # step checks it at each replay without recording anew
+        if ids.size and not bool(xp.all((ids >= 0) & (ids < self.num_embeddings))):
             raise IndexError(f"Embedding: indices must be in [0, {self.num_embeddings}); got "
                              f"values from {int(xp.min(ids))} to {int(xp.max(ids))}")
         shape, dtype, pad = weight.shape, weight.dtype, self.padding_idx
