@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
     sub.add_parser("release", help="write lessons/ and minigrad/course/released/ from solutions/")
     sub.add_parser("check", help="exit 1 when lessons/, released/ or a solution notebook is stale")
+    si = sub.add_parser("site", help="build the course and the documentation as a static website")
+    si.add_argument("--out", type=Path, required=True, help="the folder to write (opens from disk)")
     args = parser.parse_args(argv)
     if args.command in ("start", "progress", "reset"):
         return _student(args)
@@ -44,6 +46,15 @@ def main(argv: list[str] | None = None) -> int:
         build(root, args.lessons or None, run=not args.no_execute, timeout=args.timeout)
         if not args.no_release:
             _report_release(release(root), root)
+        return 0
+    if args.command == "site":
+        from .site import build_site
+        try:
+            index = build_site(args.out, root)
+        except (RuntimeError, FileNotFoundError) as error:
+            print(error, file=sys.stderr)
+            return 1
+        print(f"site: wrote {index}")
         return 0
     if args.command == "release":
         _report_release(release(root), root)

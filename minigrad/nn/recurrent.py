@@ -207,6 +207,8 @@ class RNNCell(_CellBase):
     device : str, optional
         ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
 
+    Notes
+    -----
     Call it as ``cell(x, h=None)`` with ``x`` (N, input_size) or (input_size,); a missing
     ``h`` is zeros. Returns ``h'`` (N, hidden_size).
     """

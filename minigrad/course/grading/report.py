@@ -142,7 +142,7 @@ def _issue_summary(notebooks: list[NotebookGrade], book: Gradebook) -> str:
 
 
 def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
-    """Write grades.csv, exercises.csv, grades.json and feedback/*.md into ``out``.
+    """Write grades.csv, exercises.csv, grades.json and ``feedback/*.md`` into ``out``.
 
     Every file is written atomically and never through a symlink; feedback pages of students
     no longer in the gradebook are removed; nothing else in ``out`` is touched. CSV cells are

@@ -38,6 +38,7 @@ import numpy as np
 from ...tensor import Tensor
 from .plan import BroadcastPlan, broadcast_pair, plan
 from .shapes import MAX_SIDE, ShapeError, cap_shapes
+from .text import say
 
 __all__ = ["picture", "format_number", "parse_gradient", "MAX_COMPUTE", "SYMBOLS",
            "UPSTREAM"]
@@ -51,7 +52,7 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
     "@": operator.matmul}
 
 # The upstream gradient put on the result: what the "Send back" button sends.
-UPSTREAM = {"ones": "ones", "random": "small random integers", "typed": "typed in"}
+UPSTREAM = {kind: say(f"upstream_{kind}") for kind in ("ones", "random", "typed")}
 
 Index = tuple[int, ...]
 
@@ -105,13 +106,13 @@ def _cut(shown: tuple[int, ...], real: tuple[int, ...]) -> str:
         if s == n:
             continue
         if axis == len(real) - 1:
-            what = "columns" if len(real) > 1 else "cells"
+            what = say("cut_columns") if len(real) > 1 else say("cut_cells")
         elif axis == len(real) - 2:
-            what = "rows"
+            what = say("cut_rows")
         else:
-            what = f"slices along axis {axis}"
-        parts.append(f"{s} of {n} {what}")
-    return ("showing " + ", ".join(parts)) if parts else ""
+            what = say("cut_slices", axis=axis)
+        parts.append(say("cut_part", shown=s, real=n, what=what))
+    return say("cut", parts=", ".join(parts)) if parts else ""
 
 
 def parse_gradient(text: str, count: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -130,24 +131,20 @@ def parse_gradient(text: str, count: int, shape: tuple[int, ...]) -> np.ndarray:
     cleaned = text.replace("[", " ").replace("]", " ").replace("(", " ").replace(")", " ")
     pieces = [p for p in cleaned.replace(",", " ").split() if p]
     if not pieces:
-        raise ShapeError(f"Type the gradient for the result's {count} cells, row by row, such as "
-                         "1, 2, 0, -1 (or one number for all of them).")
+        raise ShapeError(say("gradient_empty", count=count))
     values = []
     for piece in pieces:
         bad = [ch for ch in piece if ch.isdigit() and ch not in "0123456789"]
         if bad:
-            raise ShapeError(f"gradient: '{piece}' contains '{bad[0]}', a digit that is not "
-                             "0-9: type numbers with the ASCII digits 0-9.")
+            raise ShapeError(say("gradient_bad_digit", piece=piece, ch=bad[0]))
         try:
             values.append(float(Fraction(piece)))
         except (ValueError, ZeroDivisionError):
-            raise ShapeError(f"gradient: '{piece}' is not a number. Type numbers such as 2, -1, "
-                             "0.5 or 1/3, separated by commas.") from None
+            raise ShapeError(say("gradient_not_number", piece=piece)) from None
     if len(values) == 1:
         return np.full(shape, values[0])
     if len(values) != count:
-        raise ShapeError(f"gradient: the result has shape {shape}, so it needs {count} numbers "
-                         f"(or one for every cell); {len(values)} were typed.")
+        raise ShapeError(say("gradient_count", shape=shape, count=count, typed=len(values)))
     return np.array(values, dtype=np.float64).reshape(shape)
 
 
@@ -174,9 +171,7 @@ def _upstream(kind: str, typed: str, real: tuple[int, ...], shown: tuple[int, ..
     if kind == "typed":
         n = math.prod(real)
         if real != shown:
-            raise ShapeError(f"gradient: typing in a gradient works for results of up to "
-                             f"{math.prod(shown)} cells that are drawn in full; this result "
-                             f"has shape {real} ({n} cells). Pick ones or random integers.")
+            raise ShapeError(say("gradient_too_big", drawn=math.prod(shown), shape=real, count=n))
         return parse_gradient(typed, n, real)
     raise ValueError(f"upstream must be one of {sorted(UPSTREAM)}; got {kind!r}")
 
@@ -206,9 +201,9 @@ def _link_product(out: tuple[dict, str, Any], left: tuple[dict, str, Any],
     for i, j in _cells(tuple(grid["shape"])):
         terms = [f"{_paren(format_number(a[i, q]))}×{_paren(format_number(b[q, j]))}"
                  for q in range(inner)]
-        _link(grid, (i, j), f"{name}[{i}, {j}] = row {i} of {left_name} · column {j} of "
-                            f"{right_name} = " + _sum_text(terms, format_number(total[i, j]),
-                                                           real_inner),
+        _link(grid, (i, j), say("mm_info_product", name=name, i=i, j=j, left=left_name,
+                                right=right_name,
+                                sum=_sum_text(terms, format_number(total[i, j]), real_inner)),
               [(left_grid, (i, q)) for q in range(inner)]
               + [(right_grid, (q, j)) for q in range(inner)])
 
@@ -227,7 +222,7 @@ def _sum_text(terms: list[str], total: str, real_count: int) -> str:
     """``1 + 1 + 1 = 3``, or with ``… (100000 terms, 8 drawn)`` when not all are drawn."""
     written = " + ".join(_paren(t) if t.startswith("−") else t for t in terms)
     if real_count > len(terms):
-        written += f" + … ({real_count} terms, {len(terms)} drawn)"
+        written += say("sum_more", count=real_count, drawn=len(terms))
     return f"{written} = {total}"
 
 
@@ -235,23 +230,22 @@ def _sum_text(terms: list[str], total: str, real_count: int) -> str:
 # Broadcast mode
 
 
-_RULES = {"+": ("∂(a + b)/∂a = 1", "∂(a + b)/∂b = 1"),
-          "-": ("∂(a − b)/∂a = 1", "∂(a − b)/∂b = −1"),
-          "*": ("∂(a × b)/∂a = b", "∂(a × b)/∂b = a"),
-          "/": ("∂(a ÷ b)/∂a = 1/b", "∂(a ÷ b)/∂b = −a/b²")}
+_RULES = {op: (say(f"rule_{name}_a"), say(f"rule_{name}_b"))
+          for op, name in (("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "div"))}
 
 
 def _rule_with_numbers(op: str, operand: str, g: str, a: str, b: str, sent: str) -> str:
     """``g × b = 2 × 3 = 6``: the rule for what one cell sends back, with its numbers."""
     if op in "+-":
         local = "1" if (op == "+" or operand == "a") else "(−1)"
-        return f"g × {local} = {_paren(g)} × {local} = {sent}"
+        return say("numbers_addsub", local=local, g=_paren(g), sent=sent)
     if op == "*":
         other = b if operand == "a" else a
-        return f"g × {operand == 'a' and 'b' or 'a'} = {_paren(g)} × {_paren(other)} = {sent}"
+        return say("numbers_mul", other_name="b" if operand == "a" else "a", g=_paren(g),
+                   other=_paren(other), sent=sent)
     if operand == "a":
-        return f"g × 1/b = {_paren(g)} × 1/{_paren(b)} = {sent}"
-    return f"g × (−a/b²) = {_paren(g)} × (−{_paren(a)}/{_paren(b)}²) = {sent}"
+        return say("numbers_div_a", g=_paren(g), b=_paren(b), sent=sent)
+    return say("numbers_div_b", g=_paren(g), a=_paren(a), b=_paren(b), sent=sent)
 
 
 def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upstream: str,
@@ -291,113 +285,119 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
     counts = {o: math.prod(real[ax] for ax in big.summed_axes(o)) for o in "ab"}
 
     # --- forward view -------------------------------------------------------------------------
-    own = {o: _grid(o.upper(), f"{o.upper()} {real_in[o]}", shown_in[o], real_in[o],
-                    _numbers(vals[o], shown_in[o]), o, "as stored")
+    own = {o: _grid(o.upper(), say("title_input", name=o.upper(), shape=real_in[o]), shown_in[o],
+                    real_in[o], _numbers(vals[o], shown_in[o]), o, say("subtitle_stored"))
            for o in "ab"}
-    stretched = {o: _grid(f"{o.upper()}→", f"{o.upper()} broadcast to {real}", shown, real,
+    stretched = {o: _grid(f"{o.upper()}→", say("title_stretched", name=o.upper(), real=real),
+                          shown, real,
                           {r: fmt(vals[o][p.source(o)[r]]) for r in _cells(shown)}, o,
                           _copied_words(big, o), {r for r in _cells(shown) if p.is_copy(o, r)})
                  for o in "ab"}
-    result = _grid("C", f"C = A {sym} B {real}", shown, real,
-                   _numbers(out_sh, shown), "out", "the result")
+    result = _grid("C", say("title_result", sym=sym, real=real), shown, real,
+                   _numbers(out_sh, shown), "out", say("subtitle_result"))
     for r in _cells(shown):
         ia, ib = p.source_a[r], p.source_b[r]
-        info = (f"{_name('C', r)} = {_name('A', ia)} {sym} {_name('B', ib)} = "
-                f"{fmt(a_sh[ia])} {sym} {_paren(fmt(b_sh[ib]))} = {fmt(out_sh[r])}")
+        info = say("info_result", cell=_name("C", r), a=_name("A", ia), sym=sym,
+                   b=_name("B", ib), va=fmt(a_sh[ia]), vb=_paren(fmt(b_sh[ib])),
+                   vc=fmt(out_sh[r]))
         lit = [(own["a"], ia), (own["b"], ib), (stretched["a"], r), (stretched["b"], r)]
         _link(result, r, info, lit)
         for o, i in (("a", ia), ("b", ib)):
-            kind = "a broadcast copy of" if p.is_copy(o, r) else "the original"
-            _link(stretched[o], r, f"{_name(o.upper() + '→', r)} is {kind} "
-                                   f"{_name(o.upper(), i)} = {fmt(vals[o][i])}",
+            kind = say("copy_kind_copy") if p.is_copy(o, r) else say("copy_kind_original")
+            _link(stretched[o], r, say("info_stretched", cell=_name(o.upper() + "→", r),
+                                       kind=kind, source=_name(o.upper(), i),
+                                       v=fmt(vals[o][i])),
                   [(own[o], i), (result, r)])
     for o in "ab":
         readers = p.readers(o)
         for i, rs in readers.items():
             n = counts[o]
-            more = f" ({len(rs)} drawn)" if n > len(rs) else ""
-            _link(own[o], i, f"{_name(o.upper(), i)} = {fmt(vals[o][i])} is read by {n} result "
-                             f"cell{'s' if n != 1 else ''}{more}",
+            more = say("drawn_count", drawn=len(rs)) if n > len(rs) else ""
+            _link(own[o], i, say("info_read_by", cell=_name(o.upper(), i), v=fmt(vals[o][i]),
+                                 n=n, cells=say("word_cells" if n != 1 else "word_cell"),
+                                 more=more),
                   [(stretched[o], r) for r in rs] + [(result, r) for r in rs])
     forward_steps = []
     for k, r in enumerate(_cells(shown)):
         ia, ib = p.source_a[r], p.source_b[r]
         forward_steps.append({
-            "text": f"Cell {k + 1} of {len(p.source_a)}: " + result["cells"][k]["info"],
+            "text": say("step_cell", k=k + 1, total=len(p.source_a),
+                        info=result["cells"][k]["info"]),
             "lit": [[g_["id"], _flat(i, tuple(g_["shape"]))] for g_, i in
                     [(own["a"], ia), (own["b"], ib), (stretched["a"], r), (stretched["b"], r),
                      (result, r)]], "set": {}})
     forward = {
         "rows": [[own["a"], own["b"]],
                  [stretched["a"], _sym(sym), stretched["b"], _sym("="), result]],
-        "notes": [f"A {shape_a} {sym} B {shape_b} → result {real}.",
+        "notes": [say("note_forward", shape_a=shape_a, sym=sym, shape_b=shape_b, real=real),
                   big.describe("a"), big.describe("b")],
         "steps": forward_steps}
 
     # --- backward view ------------------------------------------------------------------------
-    up = _grid("g", f"g: the gradient on C {real}", shown, real,
+    up = _grid("g", say("title_upstream", real=real), shown, real,
                _numbers(g_sh, shown), "g", UPSTREAM[upstream])
-    refs = {o: _grid(o.upper(), f"{o.upper()} {real_in[o]}", shown_in[o], real_in[o],
-                     _numbers(vals[o], shown_in[o]), o, "values, for the rule")
+    refs = {o: _grid(o.upper(), say("title_input", name=o.upper(), shape=real_in[o]),
+                     shown_in[o], real_in[o], _numbers(vals[o], shown_in[o]), o,
+                     say("subtitle_values"))
             for o in "ab"}
     sent_grids, grad_grids = {}, {}
     for o in "ab":
         rule = _RULES[op][0 if o == "a" else 1]
-        sent_grids[o] = _grid(f"to {o.upper()}", f"sent back to {o.upper()}", shown, real,
-                              _numbers(sent[o], shown), o,
-                              f"each cell: {rule}", {r for r in _cells(shown) if p.is_copy(o, r)})
-        grad_grids[o] = _grid(f"{o.upper()}.grad", f"{o.upper()}.grad {real_in[o]}", shown_in[o],
-                              real_in[o], _numbers(grads[o], shown_in[o]), o,
-                              f"{o.upper()}'s shape: the sum over {_axes_words(big, o)}")
+        sent_grids[o] = _grid(f"to {o.upper()}", say("title_sent", name=o.upper()), shown, real,
+                              _numbers(sent[o], shown), o, say("subtitle_sent", rule=rule),
+                              {r for r in _cells(shown) if p.is_copy(o, r)})
+        grad_grids[o] = _grid(f"{o.upper()}.grad",
+                              say("title_input", name=f"{o.upper()}.grad", shape=real_in[o]),
+                              shown_in[o], real_in[o], _numbers(grads[o], shown_in[o]), o,
+                              say("subtitle_grad", name=o.upper(), axes=_axes_words(big, o)))
     for r in _cells(shown):
         ia, ib = p.source_a[r], p.source_b[r]
-        _link(up, r, f"{_name('g', r)} = {fmt(g_sh[r])} arrives at {_name('C', r)}, which "
-                     f"read {_name('A', ia)} and {_name('B', ib)}",
+        _link(up, r, say("info_upstream", cell=_name("g", r), v=fmt(g_sh[r]), c=_name("C", r),
+                         a=_name("A", ia), b=_name("B", ib)),
               [(sent_grids["a"], r), (sent_grids["b"], r), (grad_grids["a"], ia),
                (grad_grids["b"], ib)])
         for o, i in (("a", ia), ("b", ib)):
             rule = _RULES[op][0 if o == "a" else 1]
             filled = _rule_with_numbers(op, o, fmt(g_sh[r]), fmt(a_sh[ia]), fmt(b_sh[ib]),
                                         fmt(sent[o][r]))
-            _link(sent_grids[o], r, f"{_name('C', r)} sends back to {_name(o.upper(), i)}: "
-                                    f"{rule}, so {filled}",
+            _link(sent_grids[o], r, say("info_sent", c=_name("C", r), x=_name(o.upper(), i),
+                                        rule=rule, filled=filled),
                   [(up, r), (refs["a"], ia), (refs["b"], ib), (grad_grids[o], i)])
     sums: dict[str, dict[Index, list[Index]]] = {o: p.readers(o) for o in "ab"}
     for o in "ab":
         for i, rs in sums[o].items():
             terms = [fmt(sent[o][r]) for r in rs]
             total = fmt(grads[o][i])
-            _link(grad_grids[o], i, f"{_name(o.upper() + '.grad', i)} = "
+            _link(grad_grids[o], i, f"{_name(o.upper() + '.grad', i)} = "  # a formula
                                     + _sum_text(terms, total, counts[o]),
                   [(sent_grids[o], r) for r in rs] + [(up, r) for r in rs])
     backward = {
         "rows": [[refs["a"], refs["b"]],
                  [up, _sym("→"), sent_grids["a"], _sym("sum →"), grad_grids["a"]],
                  [sent_grids["b"], _sym("sum →"), grad_grids["b"]]],
-        "notes": [f"Backward: the gradient on the result ({UPSTREAM[upstream]}, shape {real}) "
-                  "goes back to the cells of A and B each result cell read."]
+        "notes": [say("note_backward", upstream=UPSTREAM[upstream], real=real)]
         + [_sums_sentence(big, o, len(next(iter(sums[o].values())))) for o in "ab"],
         "steps": _backward_steps(sums, sent, sent_grids, grad_grids, counts)}
     if op in "*/":
-        backward["notes"].append(
-            f"For {sym} what a cell sends back depends on the values of A and B (drawn above), "
-            "so the sums are more than counts: hover a cell to see the rule with its numbers.")
-    return _finish("broadcast", f"A {shape_a} {sym} B {shape_b} → {real}", forward, backward,
-                   at_real, size, shown)
+        backward["notes"].append(say("note_mul_div", sym=sym))
+    return _finish("broadcast", say("headline", shape_a=shape_a, sym=sym, shape_b=shape_b,
+                                    real=real), forward, backward, at_real, size, shown)
 
 
 def _copied_words(p: BroadcastPlan, operand: str) -> str:
     axes = p.copied_axes(operand)
     if not axes:
-        return "not copied"
-    return f"copied along {'axis' if len(axes) == 1 else 'axes'} {', '.join(map(str, axes))}"
+        return say("not_copied")
+    return say("copied_along", word=say("word_axis" if len(axes) == 1 else "word_axes"),
+               axes=", ".join(map(str, axes)))
 
 
 def _axes_words(p: BroadcastPlan, operand: str) -> str:
     axes = p.copied_axes(operand)
     if not axes:
-        return "nothing (one cell each)"
-    return f"{'axis' if len(axes) == 1 else 'axes'} {', '.join(map(str, axes))}"
+        return say("axes_none")
+    return say("axes_some", word=say("word_axis" if len(axes) == 1 else "word_axes"),
+               axes=", ".join(map(str, axes)))
 
 
 def _sums_sentence(p: BroadcastPlan, operand: str, drawn: int) -> str:
@@ -406,13 +406,12 @@ def _sums_sentence(p: BroadcastPlan, operand: str, drawn: int) -> str:
     axes = p.copied_axes(operand)
     shape = p.input_shape(operand)
     if not axes:
-        return (f"{name}.grad has {name}'s shape {shape}: each cell gets what its one result "
-                "cell sent back, with nothing to add up.")
+        return say("note_sums_none", name=name, shape=shape)
     n = math.prod(p.shape[ax] for ax in axes)
-    drawn_words = f"; the picture draws {drawn} of them" if drawn < n else ""
-    return (f"{name}.grad has {name}'s shape {shape}: each cell adds up what the {n} result "
-            f"cells that read it sent back (unbroadcast sums over "
-            f"{'axis' if len(axes) == 1 else 'axes'} {', '.join(map(str, axes))}){drawn_words}.")
+    drawn_words = say("note_sums_drawn", drawn=drawn) if drawn < n else ""
+    return say("note_sums", name=name, shape=shape, n=n,
+               word=say("word_axis" if len(axes) == 1 else "word_axes"),
+               axes=", ".join(map(str, axes)), drawn=drawn_words)
 
 
 def _backward_steps(sums: dict, sent: dict, sent_grids: dict, grad_grids: dict,
@@ -437,18 +436,17 @@ def _backward_steps(sums: dict, sent: dict, sent_grids: dict, grad_grids: dict,
                     frame["lit"].append([gid, _flat(i, shape)])
             first, rs = next(iter(sums[o].items()))
             terms = [_paren(format_number(sent[o][r])) for r in rs[:s]]
-            example.append(f"{_name(gid, first)} so far: " +
-                           (" + ".join(terms) + " = " if terms else "") +
-                           frame["set"][gid][_flat(first, shape)])
+            example.append(say("step_so_far", cell=_name(gid, first),
+                               terms=" + ".join(terms) + " = " if terms else "",
+                               value=frame["set"][gid][_flat(first, shape)]))
         if s == 0:
-            head = "Step 0: every cell of A.grad and B.grad starts at 0."
+            head = say("step_zero")
         else:
-            head = (f"Step {s} of {n_steps}: every cell of A.grad and B.grad adds broadcast "
-                    f"copy {s} of what it received (if it has that many).")
-        left = [f"{o.upper()}.grad cells each sum {counts[o]} terms in all"
+            head = say("step_n", s=s, n=n_steps)
+        left = [say("step_left", name=o.upper(), count=counts[o])
                 for o in "ab" if counts[o] > max(len(rs) for rs in sums[o].values())]
         frame["text"] = " ".join([head] + [e + "." for e in example]) + (
-            " (" + "; ".join(left) + ": the rest are not drawn.)" if left else "")
+            say("step_left_all", parts="; ".join(left)) if left else "")
         frames.append(frame)
     return frames
 
@@ -460,13 +458,10 @@ def _backward_steps(sums: dict, sent: dict, sent_grids: dict, grad_grids: dict,
 def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, typed: str,
             seed: int) -> dict:
     if len(shape_a) != 2 or len(shape_b) != 2:
-        raise ShapeError(f"A @ B: the matrix-product mode takes two 2-D shapes, (n, k) and "
-                         f"(k, m); got A {shape_a} and B {shape_b}.")
+        raise ShapeError(say("matmul_not_2d", shape_a=shape_a, shape_b=shape_b))
     (n, k), (k2, m) = shape_a, shape_b
     if k != k2:
-        raise ShapeError(f"A @ B: shapes {shape_a} and {shape_b} do not align: A has {k} columns "
-                         f"but B has {k2} rows. Each result cell multiplies a row of A with a "
-                         "column of B, so the two lengths must be equal.")
+        raise ShapeError(say("matmul_no_align", shape_a=shape_a, shape_b=shape_b, k=k, k2=k2))
     real = (n, m)
     sn, sk, sm = min(n, MAX_SIDE), min(k, MAX_SIDE), min(m, MAX_SIDE)
     shown_a, shown_b, shown = (sn, sk), (sk, sm), (sn, sm)
@@ -483,54 +478,54 @@ def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, t
     fmt = format_number
 
     # --- forward --------------------------------------------------------------------------------
-    gA = _grid("A", f"A {shape_a}", shown_a, shape_a, _numbers(a_sh, shown_a), "a", "n × k")
-    gB = _grid("B", f"B {shape_b}", shown_b, shape_b, _numbers(b_sh, shown_b), "b", "k × m")
-    gC = _grid("C", f"C = A @ B {real}", shown, real, _numbers(out_sh, shown), "out", "n × m")
+    gA = _grid("A", say("mm_title_a", shape=shape_a), shown_a, shape_a, _numbers(a_sh, shown_a),
+               "a", say("mm_sub_a"))
+    gB = _grid("B", say("mm_title_b", shape=shape_b), shown_b, shape_b, _numbers(b_sh, shown_b),
+               "b", say("mm_sub_b"))
+    gC = _grid("C", say("mm_title_c", shape=real), shown, real, _numbers(out_sh, shown), "out",
+               say("mm_sub_c"))
     _link_product((gC, "C", out_sh), (gA, "A", a_sh), (gB, "B", b_sh), k)
     for i, p in _cells(shown_a):
-        _link(gA, (i, p), f"A[{i}, {p}] = {fmt(a_sh[i, p])} is used by all {m} cells of row {i} "
-                          f"of C, times row {p} of B",
+        _link(gA, (i, p), say("mm_info_a", i=i, p=p, v=fmt(a_sh[i, p]), m=m),
               [(gC, (i, j)) for j in range(sm)] + [(gB, (p, j)) for j in range(sm)])
     for p, j in _cells(shown_b):
-        _link(gB, (p, j), f"B[{p}, {j}] = {fmt(b_sh[p, j])} is used by all {n} cells of column "
-                          f"{j} of C, times column {p} of A",
+        _link(gB, (p, j), say("mm_info_b", p=p, j=j, v=fmt(b_sh[p, j]), n=n),
               [(gC, (i, j)) for i in range(sn)] + [(gA, (i, p)) for i in range(sn)])
-    forward_steps = [{"text": f"Cell {t + 1} of {sn * sm}: " + gC["cells"][t]["info"],
+    forward_steps = [{"text": say("step_cell", k=t + 1, total=sn * sm,
+                                  info=gC["cells"][t]["info"]),
                       "lit": [["C", t]] + [["A", i * sk + p] for p in range(sk)]
                       + [["B", p * sm + j] for p in range(sk)], "set": {}}
                      for t, (i, j) in enumerate(_cells(shown))]
     forward = {"rows": [[gA, _sym("@"), gB, _sym("="), gC]],
-               "notes": [f"A {shape_a} @ B {shape_b} → C {real}: the inner sizes ({k} and {k2}) "
-                         f"meet and vanish; each cell of C adds {k} products, a row of A times a "
-                         "column of B."],
+               "notes": [say("mm_note_forward", shape_a=shape_a, shape_b=shape_b, real=real,
+                             k=k, k2=k2)],
                "steps": forward_steps}
 
     # --- backward -------------------------------------------------------------------------------
-    dC = _grid("dC", f"dC {real}", shown, real, _numbers(g_sh, shown), "g",
-               f"gradient on C: {UPSTREAM[upstream]}")
-    dC2 = _grid("dC ", f"dC {real}", shown, real, _numbers(g_sh, shown), "g",
-                "the same gradient")
-    BT = _grid("B.T", f"B.T {(m, k)}", (sm, sk), (m, k), _numbers(b_sh.T, (sm, sk)), "b",
-               "B transposed")
-    AT = _grid("A.T", f"A.T {(k, n)}", (sk, sn), (k, n), _numbers(a_sh.T, (sk, sn)), "a",
-               "A transposed")
-    dA = _grid("A.grad", f"A.grad {shape_a}", shown_a, shape_a,
-               _numbers(grad_a, shown_a), "a", "dC @ B.T: A's shape")
-    dB = _grid("B.grad", f"B.grad {shape_b}", shown_b, shape_b,
-               _numbers(grad_b, shown_b), "b", "A.T @ dC: B's shape")
+    dC = _grid("dC", say("mm_title_dc", shape=real), shown, real, _numbers(g_sh, shown), "g",
+               say("mm_sub_dc", upstream=UPSTREAM[upstream]))
+    dC2 = _grid("dC ", say("mm_title_dc", shape=real), shown, real, _numbers(g_sh, shown), "g",
+                say("mm_sub_dc2"))
+    BT = _grid("B.T", say("mm_title_bt", shape=(m, k)), (sm, sk), (m, k),
+               _numbers(b_sh.T, (sm, sk)), "b", say("mm_sub_bt"))
+    AT = _grid("A.T", say("mm_title_at", shape=(k, n)), (sk, sn), (k, n),
+               _numbers(a_sh.T, (sk, sn)), "a", say("mm_sub_at"))
+    dA = _grid("A.grad", say("mm_title_da", shape=shape_a), shown_a, shape_a,
+               _numbers(grad_a, shown_a), "a", say("mm_sub_da"))
+    dB = _grid("B.grad", say("mm_title_db", shape=shape_b), shown_b, shape_b,
+               _numbers(grad_b, shown_b), "b", say("mm_sub_db"))
     _link_product((dA, "A.grad", grad_a), (dC, "dC", g_sh), (BT, "B.T", b_sh.T), m)
     _link_product((dB, "B.grad", grad_b), (AT, "A.T", a_sh.T), (dC2, "dC", g_sh), n)
     for grid, other in ((dC, dC2), (dC2, dC)):
         for i, j in _cells(shown):
-            _link(grid, (i, j), f"dC[{i}, {j}] = {fmt(g_sh[i, j])} flows into row {i} of A.grad "
-                                f"and column {j} of B.grad",
+            _link(grid, (i, j), say("mm_info_dc", i=i, j=j, v=fmt(g_sh[i, j])),
                   [(other, (i, j))] + [(dA, (i, p)) for p in range(sk)]
                   + [(dB, (p, j)) for p in range(sk)])
     for j, p in _cells((sm, sk)):
-        _link(BT, (j, p), f"B.T[{j}, {p}] = B[{p}, {j}] = {fmt(b_sh[p, j])}",
+        _link(BT, (j, p), say("mm_info_bt", j=j, p=p, v=fmt(b_sh[p, j])),
               [(dA, (i, p)) for i in range(sn)])
     for p, i in _cells((sk, sn)):
-        _link(AT, (p, i), f"A.T[{p}, {i}] = A[{i}, {p}] = {fmt(a_sh[i, p])}",
+        _link(AT, (p, i), say("mm_info_at", p=p, i=i, v=fmt(a_sh[i, p])),
               [(dB, (p, j)) for j in range(sm)])
     frames = []
     for s in range(max(sm, sn) + 1):
@@ -547,21 +542,17 @@ def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, t
         if 0 < s <= sn:
             frame["lit"] += [["A.T", p * sn + s - 1] for p in range(sk)]
             frame["lit"] += [["dC ", (s - 1) * sm + j] for j in range(sm)]
-        frame["text"] = ("Step 0: A.grad and B.grad start at 0." if s == 0 else
-                         f"Step {s}: A.grad adds term {s} of its {m} (column {s - 1} of dC times "
-                         f"column {s - 1} of B.T); B.grad adds term {s} of its {n} (column "
-                         f"{s - 1} of A.T times row {s - 1} of dC), where there are that many.")
+        frame["text"] = (say("mm_step_zero") if s == 0 else
+                         say("mm_step_n", s=s, m=m, n=n, c=s - 1))
         frames.append(frame)
     backward = {
         "rows": [[dC, _sym("@"), BT, _sym("="), dA], [AT, _sym("@"), dC2, _sym("="), dB]],
-        "notes": [f"A.grad must have A's shape {shape_a} and B.grad B's shape {shape_b}. "
-                  f"From dC {real} the shapes allow one product each: dC @ B.T is "
-                  f"{real} @ {(m, k)} → {shape_a}, and A.T @ dC is {(k, n)} @ {real} → "
-                  f"{shape_b}.",
-                  f"Each cell of A.grad adds {m} products, each cell of B.grad {n}."],
+        "notes": [say("mm_note_shapes", shape_a=shape_a, shape_b=shape_b, real=real, bt=(m, k),
+                      at=(k, n)),
+                  say("mm_note_counts", m=m, n=n)],
         "steps": frames}
-    return _finish("matmul", f"A {shape_a} @ B {shape_b} → {real}", forward, backward, at_real,
-                   size, shown)
+    return _finish("matmul", say("headline", shape_a=shape_a, sym="@", shape_b=shape_b, real=real),
+                   forward, backward, at_real, size, shown)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,26 +568,22 @@ def _alt(view: dict, headline: str) -> str:
             values = ", ".join(c["v"] for c in item["cells"][:12])
             more = ", …" if len(item["cells"]) > 12 else ""
             cut = f" ({item['cut']})" if item["cut"] else ""
-            parts.append(f"{item['title']}, {item['subtitle']}: {values}{more}{cut}.")
+            parts.append(say("alt_grid", title=item["title"], subtitle=item["subtitle"],
+                             values=values, more=more, cut=cut))
     return " ".join(parts)
 
 
 def _finish(mode: str, headline: str, forward: dict, backward: dict, at_real: bool, size: int,
             shown: tuple[int, ...]) -> dict:
     if at_real:
-        where = (f"All numbers come from minigrad's forward and backward pass, run at the real "
-                 f"shapes ({size} elements).")
+        where = say("where_real", size=size)
     else:
-        where = (f"These arrays have up to {size} elements, more than the {MAX_COMPUTE} this "
-                 f"widget computes: minigrad ran on the drawn cells only ({shown}), so the "
-                 "sums add only the drawn terms; the counts in the sentences come from the "
-                 "real shapes.")
+        where = say("where_shown", size=size, most=MAX_COMPUTE, shown=shown)
     for view in (forward, backward):
         cut = sorted({i["cut"] for row in view["rows"] for i in row
                       if i["kind"] == "grid" and i["cut"]})
         if cut:
-            view["notes"].append("Too big to draw in full: the first cells are drawn, "
-                                 + "; ".join(cut) + ". Sentences give the real shapes.")
+            view["notes"].append(say("too_big", cuts="; ".join(cut)))
         view["notes"].append(where)
         view["alt"] = _alt(view, headline)
     return {"mode": mode, "headline": headline, "error": "",

@@ -9,6 +9,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from .text import say
 __all__ = ["plan", "broadcast_pair", "BroadcastPlan", "NUMPY_RULE", "OPERATORS"]
 
 
@@ -20,9 +21,7 @@ __all__ = ["plan", "broadcast_pair", "BroadcastPlan", "NUMPY_RULE", "OPERATORS"]
 
 Index = tuple[int, ...]
 
-NUMPY_RULE = ("NumPy's rule: line the two shapes up at their right-hand ends (the shorter shape "
-              "gets leading axes of size 1); on every axis the two sizes must be equal, or one "
-              "of them must be 1, and a size-1 axis is then copied to match the other.")
+NUMPY_RULE = say("numpy_rule")
 
 # The operators plan() accepts, by symbol or name, and the symbol each stands for.
 OPERATORS = {"+": "+", "-": "-", "*": "*", "/": "/",
@@ -127,25 +126,25 @@ class BroadcastPlan:
         added = self._pick(operand, self.added_a, self.added_b)
         stretched = self._pick(operand, self.stretched_a, self.stretched_b)
         if shape == self.shape:
-            return f"{name} {shape} already has the result's shape: nothing is copied."
+            return say("describe_same", name=name, shape=shape)
         copied = self.copied_axes(operand)
         if not copied:
-            return (f"{name} {shape} only gains axes of size 1 to reach {self.shape}: "
-                    "nothing is copied.")
+            return say("describe_gains", name=name, shape=shape, result=self.shape)
         parts = []
         if added:
-            word = "axis" if len(added) == 1 else "axes"
+            word = say("word_axis") if len(added) == 1 else say("word_axes")
             axes = ", ".join(str(ax) for ax in added)
             sizes = " × ".join(str(self.shape[ax]) for ax in added)
-            parts.append(f"gets new leading {word} {axes} (size {sizes})")
+            parts.append(say("describe_new_axes", word=word, axes=axes, sizes=sizes))
         if stretched:
-            moves = ", ".join(f"axis {ax} (1 → {self.shape[ax]})" for ax in stretched)
-            parts.append(f"is stretched along {moves}")
+            moves = ", ".join(say("describe_move", axis=ax, size=self.shape[ax])
+                              for ax in stretched)
+            parts.append(say("describe_stretched", moves=moves))
         copies = 1
         for ax in copied:
             copies *= self.shape[ax]
-        return (f"{name} {shape} " + " and ".join(parts) +
-                f": each of its cells is used {copies} times.")
+        return say("describe_used", name=name, shape=shape, parts=say("word_and").join(parts),
+                   copies=copies)
 
 
 def _as_shape(shape: Any, name: str) -> tuple[int, ...]:
@@ -187,11 +186,11 @@ def broadcast_pair(shape_a: tuple[int, ...], shape_b: tuple[int, ...],
             result.append(n)
         else:
             own_a, own_b = axis - (ndim - len(shape_a)), axis - (ndim - len(shape_b))
-            clashes.append(f"axis {axis - ndim} (axis {own_a} of A, axis {own_b} of B) has "
-                           f"size {m} in A and {n} in B")
+            clashes.append(say("clash_axis", axis=axis - ndim, own_a=own_a, own_b=own_b, m=m,
+                               n=n))
     if clashes:
-        raise ValueError(f"A {symbol} B: shapes {shape_a} and {shape_b} do not broadcast: "
-                         + "; ".join(clashes) + ". " + NUMPY_RULE)
+        raise ValueError(say("clash", symbol=symbol, shape_a=shape_a, shape_b=shape_b,
+                             clashes="; ".join(clashes), rule=NUMPY_RULE))
     return tuple(result)
 
 

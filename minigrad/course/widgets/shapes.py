@@ -9,6 +9,7 @@ import math
 import re
 import unicodedata
 
+from .text import say
 __all__ = ["ShapeError", "parse_shape", "cap_shapes", "MAX_DIMS", "MAX_SIDE", "MAX_CELLS",
            "PRESETS"]
 
@@ -65,8 +66,7 @@ def parse_shape(text: str, name: str = "A") -> tuple[int, ...]:
     """
     raw = text.strip()
     if not raw:
-        raise ShapeError(f"Type a shape for {name}, such as 3,1 or (2, 3, 1); () is a single "
-                         "number.")
+        raise ShapeError(say("shape_empty", name=name))
     _check_characters(text, raw, name)
     inner = raw
     bracketed = len(inner) >= 2 and (inner[0], inner[-1]) in (("(", ")"), ("[", "]"))
@@ -77,29 +77,23 @@ def parse_shape(text: str, name: str = "A") -> tuple[int, ...]:
     if inner.endswith(","):  # (4,) is how Python writes a 1-tuple
         inner = inner[:-1].strip()
     if not inner:
-        raise ShapeError(f"{name}: '{text}' has no sizes in it. Type sizes separated by "
-                         "commas, such as 3,1, or () for a single number.")
+        raise ShapeError(say("shape_no_sizes", name=name, text=text))
     pieces = re.split(r"\s*,\s*|\s+", inner)
     sizes = []
     for axis, piece in enumerate(pieces):
         if not piece:
-            raise ShapeError(f"{name}: '{text}' has an empty size between two commas. Type "
-                             "sizes separated by single commas, such as 2,3,1.")
+            raise ShapeError(say("shape_empty_size", name=name, text=text))
         if not _WHOLE.fullmatch(piece):
-            raise ShapeError(f"{name}: '{text}' is not a shape: '{piece}' is not a whole "
-                             "number. Type sizes separated by commas, such as 3,1 or (2, 3, 1).")
+            raise ShapeError(say("shape_not_whole", name=name, text=text, piece=piece))
         n = int(piece)
         if n < 0:
-            raise ShapeError(f"{name}: '{text}' has the negative size {n} on axis {axis}. "
-                             "An axis holds a number of cells, so sizes are 1 or more.")
+            raise ShapeError(say("shape_negative", name=name, text=text, n=n, axis=axis))
         if n == 0:
-            raise ShapeError(f"{name}: '{text}' has size 0 on axis {axis}. NumPy allows empty "
-                             "arrays, but there would be nothing to draw: use sizes of 1 or "
-                             "more.")
+            raise ShapeError(say("shape_zero", name=name, text=text, axis=axis))
         sizes.append(n)
     if len(sizes) > MAX_DIMS:
-        raise ShapeError(f"{name}: '{text}' has {len(sizes)} axes; this picture draws at most "
-                         f"{MAX_DIMS}. Drop some axes (or make them part of a smaller example).")
+        raise ShapeError(say("shape_too_many_axes", name=name, text=text, count=len(sizes),
+                             most=MAX_DIMS))
     return tuple(sizes)
 
 
@@ -110,24 +104,22 @@ def _check_characters(text: str, raw: str, name: str) -> None:
     """Refuse, with a precise message, digits that are not 0-9 and brackets that do not pair."""
     for ch in raw:
         if ch.isdigit() and ch not in "0123456789":
-            what = unicodedata.name(ch, "a digit that is not 0-9").lower()
-            raise ShapeError(f"{name}: '{text}' contains '{ch}' ({what}). Python reads only the "
-                             "ASCII digits 0-9 as sizes: type the shape with those, such as 3,1.")
+            what = unicodedata.name(ch, say("shape_bad_digit_unnamed")).lower()
+            raise ShapeError(say("shape_bad_digit", name=name, text=text, ch=ch, what=what))
     opens = [ch for ch in raw if ch in "(["]
     closes = [ch for ch in raw if ch in ")]"]
     if not opens and not closes:
         return
     first, last = raw[0], raw[-1]
     if len(opens) == 1 and not closes and first in _PAIRS:
-        raise ShapeError(f"{name}: '{text}' opens a bracket '{first}' but does not close it: "
-                         f"type {raw}{_PAIRS[first]} or leave both brackets out ({raw[1:]}).")
+        raise ShapeError(say("bracket_unclosed", name=name, text=text, first=first, raw=raw,
+                             close=_PAIRS[first], rest=raw[1:]))
     if len(closes) == 1 and not opens and last in _PAIRS.values():
         opener = "(" if last == ")" else "["
-        raise ShapeError(f"{name}: '{text}' closes a bracket '{last}' that was never opened: "
-                         f"type {opener}{raw} or leave both brackets out ({raw[:-1]}).")
+        raise ShapeError(say("bracket_unopened", name=name, text=text, last=last,
+                             opener=opener, raw=raw, rest=raw[:-1]))
     if not (len(opens) == len(closes) == 1 and _PAIRS.get(first) == last):
-        raise ShapeError(f"{name}: '{text}' has brackets that do not pair up. A shape has at "
-                         "most one pair around all its sizes, such as (2, 3, 1) or [2, 3].")
+        raise ShapeError(say("bracket_unpaired", name=name, text=text))
 
 
 def cap_shapes(shape_a: tuple[int, ...], shape_b: tuple[int, ...],

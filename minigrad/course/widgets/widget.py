@@ -23,6 +23,7 @@ import traitlets
 from .picture import UPSTREAM, picture
 from .plan import OPERATORS
 from .shapes import PRESETS, ShapeError, cap_shapes, parse_shape
+from .text import say
 
 __all__ = ["BroadcastBackward"]
 
@@ -146,8 +147,7 @@ class BroadcastBackward(anywidget.AnyWidget):
                 detail = _alignment(parse_shape(self.shape_a), parse_shape(self.shape_b))
             self._problem(str(err), detail)
         except Exception as err:  # a bug of ours, not the student's: say so, plainly
-            self._problem("Something went wrong while drawing this picture "
-                          f"({type(err).__name__}: {err}). Please tell your instructor.")
+            self._problem(say("went_wrong", kind=type(err).__name__, error=err))
         else:
             # Only the picture asked for is computed and sent (the browser redraws on
             # ``revision``); the browser asks for the other operators' once it has drawn it
