@@ -79,6 +79,15 @@ import numpy as np
 
 from . import backend, optim
 from .backend import CreationHook
+from .compile_guards import StateGuard
+from .compile_passes import COMPARISONS as _COMPARISONS  # noqa: F401 - read by tests
+from .compile_passes import Unrecoverable as _Unrecoverable
+from .compile_passes import arrays as _arrays
+from .compile_passes import check as _check
+from .compile_passes import compute_into as _compute_into
+from .compile_passes import optimize
+from .compile_passes import owner as _owner
+from .compile_passes import where_into as _where_into
 from .tensor import Tensor, op
 
 __all__ = ["compile", "CompiledStep", "CompileWarning"]
@@ -86,10 +95,6 @@ __all__ = ["compile", "CompiledStep", "CompileWarning"]
 
 class CompileWarning(UserWarning):
     """A compiled step runs eagerly for some arguments; the message says why."""
-
-
-class _Unrecoverable(Exception):
-    """A replay met what the recording did not (a guard, a shape); nothing was changed yet."""
 
 
 _FOREIGN_WRITE = ("the step changes in place an array from outside the recording that "
@@ -101,15 +106,6 @@ _ACTIVE: _Recorder | None = None  # the recording in progress (one at a time)
 
 # ---------------------------------------------------------------------------------------------
 # The recording array
-
-
-def _owner(a: Any) -> Any:
-    """The array that owns ``a``'s memory (``a`` itself when it is not a view)."""
-    while True:
-        base = getattr(a, "base", None)
-        if base is None or isinstance(base, (bytes, memoryview)):
-            return a
-        a = base
 
 
 def _plain(x: Any) -> Any:
@@ -526,21 +522,6 @@ class _Recorder(CreationHook):
         self.signature.append(("prologue", getattr(fn, "__qualname__", "")))
 
 
-def _compute_into(out: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Compute ``func(*args, **kwargs)`` again and copy it into ``out`` (its recorded result)."""
-    result = func(*args, **kwargs)
-    if np.shape(result) != out.shape:
-        raise _Unrecoverable(f"{getattr(func, '__name__', 'a call')} gave shape "
-                             f"{np.shape(result)}, recorded {out.shape} (a data-dependent shape)")
-    np.copyto(out, result, casting="unsafe")
-
-
-def _where_into(out: Any, condition: Any, a: Any, b: Any) -> None:
-    """``out[...] = np.where(condition, a, b)`` without a new array: the same values."""
-    np.copyto(out, b, casting="unsafe")
-    np.copyto(out, a, casting="unsafe", where=condition)
-
-
 def _data_dependent_shape(func: Any, args: tuple[Any, ...]) -> bool:
     """Whether the shape of ``func(*args)`` may depend on the values (a boolean mask, ...)."""
     if func is operator.getitem:
@@ -548,12 +529,6 @@ def _data_dependent_shape(func: Any, args: tuple[Any, ...]) -> bool:
         return any(isinstance(i, np.ndarray) and i.dtype == bool for i in index)
     return func in (np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract,
                     np.compress)
-
-
-def _check(convert: Callable[..., Any], args: tuple[Any, ...], value: Any, name: str) -> None:
-    got = convert(*args)
-    if got != value and not (got != got and value != value):  # NaN == NaN here
-        raise _Unrecoverable(f"{name} was {value!r} when recorded and is {got!r} now")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,31 +552,19 @@ class _Program:
     """A recorded step made ready to replay: inputs, calls, outputs, gradients to set."""
 
     def __init__(self, rec: _Recorder, inputs: list[Any], outputs: Any,
-                 grads: list[tuple[Tensor, Any]], optimizers: list[Any],
-                 param_arrays: list[tuple[Tensor, Any]]) -> None:
+                 grads: list[tuple[Tensor, Any]], guard: StateGuard) -> None:
         self.inputs = inputs
         self.outputs = outputs
         self.grads = grads
         self.prologues = rec.prologues
-        self.versions = [(opt, opt._version) for opt in optimizers]
-        self.param_arrays = param_arrays
-        keep = _optimize(rec, outputs)
+        self.guard = guard
+        keep = optimize(rec, outputs)
         split = rec.prologue_at if rec.prologue_at is not None else len(rec.ops)
         self.head = [_fast(call) for k, call in keep if k < split]
         self.tail = [_fast(call) for k, call in keep if k >= split]
         self.n_calls = len(keep)
         self.run_head, self.head_source = _straight_line(self.head)
         self.run_tail, self.tail_source = _straight_line(self.tail)
-
-    def valid(self) -> bool:
-        """Whether the optimizers and parameters are still the ones recorded."""
-        for opt, version in self.versions:
-            if opt._version != version:
-                return False
-        for p, array in self.param_arrays:
-            if p.data is not array:
-                return False
-        return True
 
     def replay(self, args: tuple[Any, ...]) -> Any:
         for buffer, arg in zip(self.inputs, args):
@@ -645,182 +608,6 @@ def _straight_line(calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
     source = "\n".join(lines)
     exec(source, names)  # noqa: S102 - our own text: names bound above, no input from outside
     return names["run"], source
-
-
-def _arrays(x: Any) -> list[Any]:
-    """The arrays in an argument list (nested tuples, lists and dicts)."""
-    if isinstance(x, np.ndarray):
-        return [x]
-    if isinstance(x, (tuple, list)):
-        return [a for v in x for a in _arrays(v)]
-    if isinstance(x, dict):
-        return [a for v in x.values() for a in _arrays(v)]
-    return []
-
-
-def _optimize(rec: _Recorder, outputs: Any) -> list[tuple[int, Any]]:
-    """The recorded calls worth replaying, numbered as recorded. Rewrites, each one leaving
-    every value the replay computes bit for bit what the recording computed:
-
-    1. a refill of a new array (``zeros_like``, ``np.ones``) that nothing writes afterwards is
-       dropped: the array keeps those values;
-    2. an assignment of a view to itself (what ``a[i] += w`` leaves behind) is dropped;
-    3. a new array computed from constants only keeps its recorded value (constant folding);
-    4. a call whose result nothing reads is dropped (unless it writes an input, a parameter,
-       a gradient or an optimizer's state, returns the output, or checks a value);
-    5. ``dst[...] = r``, where ``r`` is a new array that only this copy reads and ``dst`` has
-       ``r``'s shape, dtype and layout (a gradient landing in the optimizer's flat buffer; a
-       mask cast to floats), is dropped and the call that made ``r`` writes into ``dst``;
-       so is ``dst[i] = r`` into a slice, of any layout, when ``r`` comes from an elementwise
-       ufunc (each value is computed alone: where it is stored cannot change it);
-    6. a value computed only to be checked (a guard) is computed and checked in one call.
-    """
-    def number(a: Any) -> int | None:
-        return rec.index.get(id(_owner(a)))
-
-    n = len(rec.ops)
-    reads: list[set[int]] = []
-    for fn, args, kwargs in rec.ops:
-        if fn in (_compute_into, _where_into, np.copyto, operator.setitem):
-            args = args[1:]  # the first argument is written, not read
-        arrays = _arrays(args) + _arrays({k: v for k, v in kwargs.items() if k != "out"})
-        reads.append({m for m in map(number, arrays) if m is not None})
-    writes = rec.writes
-    out_owners = {number(a) for a in _arrays(outputs[1:] if isinstance(outputs, tuple)
-                                             else outputs)}
-    lasting = {m for m, kind in enumerate(rec.kinds) if kind in ("external", "input")}
-    alive = [True] * n
-
-    # 1. refills of arrays never written again
-    rewritten = {m for k, w in enumerate(writes) for m in w if rec.creator.get(m) != k}
-    for k in rec.fills:
-        made = [m for m, op in rec.creator.items() if op == k]
-        if made and all(m not in rewritten for m in made):
-            alive[k] = False
-
-    # 2. ``a[i] = v`` where ``v`` already is ``a[i]`` (Python's ``a[i] += w`` ends that way: the
-    #    add happens in place, then the view is assigned to itself): a copy onto itself
-    for k, (fn, args, _) in enumerate(rec.ops):
-        if fn is operator.setitem and isinstance(args[2], np.ndarray):
-            target = args[0][args[1]]
-            if (isinstance(target, np.ndarray) and target.shape == args[2].shape
-                    and target.strides == args[2].strides and target.dtype == args[2].dtype
-                    and target.__array_interface__["data"][0]
-                    == args[2].__array_interface__["data"][0]):
-                alive[k] = False
-
-    # 3. a new array computed from constants only (the seed gradient's ``g / n``) keeps the
-    #    value it got when recorded: nothing to recompute
-    #    (only arrays the step made count: a plain array from outside is read by reference,
-    #    and may have changed by the next call)
-    made_by = {op: m for m, op in rec.creator.items()}
-    constant = {made_by[k] for k in rec.fills if k in made_by and made_by[k] not in rewritten}
-    for k in range(n):
-        m = made_by.get(k)
-        if (alive[k] and m is not None and m not in rewritten and not writes[k]
-                and k not in rec.guards and reads[k] <= constant and k not in rec.fills):
-            alive[k] = False
-            constant.add(m)
-
-    # 4. calls whose results nothing needs, from the last call back
-    needed = set(out_owners) | lasting
-    for k in range(n - 1, -1, -1):
-        if not alive[k]:
-            continue
-        makes = {made_by[k]} if k in made_by else set()
-        if k in rec.guards or (writes[k] | makes) & needed:
-            needed |= reads[k]
-        else:
-            alive[k] = False
-
-    # 5. copies of a fresh result into an array of the same layout
-    readers: dict[int, list[int]] = {}
-    for k in range(n):
-        if alive[k]:
-            for m in reads[k]:
-                readers.setdefault(m, []).append(k)
-    ops = list(rec.ops)
-    for k in range(n):
-        fn, args, kwargs = ops[k]
-        if not alive[k] or not (fn is operator.setitem and _basic(args[1])
-                                or fn is np.copyto and kwargs in ({}, {"casting": "unsafe"})):
-            continue
-        dst, src = (args[0], args[2]) if fn is operator.setitem else (args[0], args[1])
-        if not isinstance(src, np.ndarray) or not isinstance(dst, np.ndarray):
-            continue
-        whole = fn is np.copyto or args[1] is Ellipsis
-        if not whole:
-            dst = dst[args[1]]  # the slice written: a view of dst
-            if not isinstance(dst, np.ndarray):
-                continue
-        r = number(src)
-        owner = _owner(src)
-        j = rec.creator.get(r) if r is not None else None
-        if (j is None or not alive[j] or r in out_owners or readers.get(r if r is not None else -1) != [k]
-                or any(r in writes[i] for i in range(n) if i != j and alive[i])
-                or src.shape != owner.shape or src.strides != owner.strides
-                or dst.shape != owner.shape
-                or src.__array_interface__["data"][0] != owner.__array_interface__["data"][0]):
-            continue
-        jfn, jargs, jkwargs = ops[j]
-        elementwise = isinstance(jfn, np.ufunc) and jfn.signature is None  # not matmul
-        cast = dst.dtype != owner.dtype
-        if cast and not (jfn in _COMPARISONS and jkwargs.keys() == {"out"}):
-            continue  # only a bool result is cast exactly the same way inside the ufunc
-        if not elementwise and (not whole or [st // dst.itemsize for st in dst.strides]
-                                != [st // owner.itemsize for st in owner.strides]):
-            continue  # another memory layout could change how the call computes
-        d = number(dst)
-        if any(alive[i] and (d in reads[i] or d in writes[i]) for i in range(j + 1, k)):
-            continue
-        out = jkwargs.get("out")
-        if isinstance(out, tuple) and len(out) == 1 and out[0] is owner:
-            ops[j] = (jfn, jargs, dict(jkwargs, out=(dst,), **({"casting": "unsafe"}
-                                                                if cast else {})))
-        elif out is owner:
-            ops[j] = (jfn, jargs, dict(jkwargs, out=dst))
-        else:
-            continue
-        writes[j] = writes[j] | writes[k]
-        alive[k] = False
-
-    # 6. a value computed only to be checked: one call that computes and checks it
-    for k in rec.guards:
-        fn, args, kwargs = ops[k]
-        if fn is not _check or not alive[k] or len(args[1]) != 1:
-            continue
-        r = number(args[1][0])
-        j = rec.creator.get(r) if r is not None else None
-        if j is None or not alive[j] or ops[j][0] is not _compute_into or r in out_owners \
-                or readers.get(r if r is not None else -1) != [k]:
-            continue
-        _, (_, func, fargs, fkwargs), _ = ops[j]
-        convert, _, value, name = args
-        ops[k] = (_check, (_Composed(convert, func, fkwargs), tuple(fargs), value, name), {})
-        alive[j] = False
-    return [(k, ops[k]) for k in range(n) if alive[k]]
-
-
-def _basic(index: Any) -> bool:
-    """Whether ``a[index]`` is a view of ``a``: an index of ints, slices and ``...`` only."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(isinstance(i, (int, slice)) or i is Ellipsis for i in parts)
-
-
-_COMPARISONS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
-                np.logical_and, np.logical_or, np.logical_not, np.isnan, np.isinf,
-                np.isfinite, np.signbit}
-
-
-class _Composed:
-    """``convert(func(*args, **kwargs))``: a guard's value computed and read in one call."""
-
-    def __init__(self, convert: Callable[[Any], Any], func: Callable[..., Any],
-                 kwargs: dict[str, Any]) -> None:
-        self.convert, self.func, self.kwargs = convert, func, kwargs
-
-    def __call__(self, *args: Any) -> Any:
-        return self.convert(self.func(*args, **self.kwargs))
 
 
 def _fast(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> tuple[Any, tuple[Any, ...],
@@ -868,6 +655,7 @@ class _Entry:
         self.signature: list[Any] | None = None  # of the previous recording
         self.program: _Program | None = None
         self.reason: str | None = None           # why this key runs eagerly
+        self.changes = 0                         # state changes met since the last replay
 
 
 class CompiledStep:
@@ -879,7 +667,14 @@ class CompiledStep:
         For each key (the arguments' shapes and dtypes) that runs eagerly, why.
     calls : dict
         How many calls ran ``"eager"``, were ``"recorded"`` or ``"replayed"``.
+    changes : list of str
+        Each change of the state the step reaches (:mod:`minigrad.compile_guards`) that made
+        it record again, in words, oldest first.
     """
+
+    #: a key whose state changes this many times in a row, with no replay between, runs
+    #: eagerly (the step, or the loop around it, changes that state at every call)
+    max_changes = 3
 
     def __init__(self, step: Callable[..., Any]) -> None:
         self.step = step
@@ -888,6 +683,18 @@ class CompiledStep:
         self.entries: dict[Any, _Entry] = {}
         self.reasons: dict[Any, str] = {}
         self.calls = {"eager": 0, "recorded": 0, "replayed": 0}
+        self.changes: list[str] = []
+
+    def reset(self) -> None:
+        """Forget every recording: the next call runs eagerly, the two after it record.
+
+        Call it after changing what a replay cannot see (a Python number the step's closure
+        uses as a constant); a change of the objects the step reaches (the model, its layers,
+        parameters, ``requires_grad``, ``train()``/``eval()``, the optimizers) is seen anyway.
+        """
+        self.optimizers = None
+        self.entries.clear()
+        self.reasons.clear()
 
     def __repr__(self) -> str:
         return (f"CompiledStep({getattr(self.step, '__name__', 'step')}: "
@@ -901,15 +708,20 @@ class CompiledStep:
                                "arguments that are not NumPy arrays, tensors or Python numbers")
         entry = self.entries.get(key)
         if entry is not None and entry.program is not None:
-            if entry.program.valid():
+            change = entry.program.guard.changed()
+            if change is None:
                 try:
                     result = entry.program.replay(args)
-                    self.calls["replayed"] += 1
-                    return result
                 except _Unrecoverable as e:
                     entry.program = None
                     return self._eager(args, kwargs, key, f"a replay stopped: {e}")
-            entry.program, entry.signature = None, None  # the optimizer changed: record again
+                self.calls["replayed"] += 1
+                entry.changes = 0
+                return result
+            self._state_changed(entry, change)
+            if entry.changes >= self.max_changes:
+                return self._eager(args, kwargs, key, "the state the step reaches changes at "
+                                   f"every call ({change}); compile cannot keep up with it")
         if self.optimizers is None:  # the first call: eager, noting the optimizers
             return self._discover(args)
         if entry is None:
@@ -918,6 +730,19 @@ class CompiledStep:
             self.calls["eager"] += 1
             return self.step(*args)
         return self._record(args, key, entry)
+
+    def _state_changed(self, entry: _Entry, change: str) -> None:
+        """The state a program was recorded on changed: drop the programs, record again."""
+        assert entry.program is not None
+        arrays_only = entry.program.guard.only_arrays_changed()
+        self.changes.append(change)
+        entry.changes += 1
+        for other in self.entries.values():
+            other.program = None
+            if not arrays_only:  # other objects: look for the optimizers again, then record
+                other.signature = None
+        if not arrays_only:
+            self.optimizers = None
 
     # --- the three ways a call runs ---------------------------------------------------------------
 
@@ -958,6 +783,7 @@ class CompiledStep:
             raise RuntimeError("minigrad.compile: a compiled step called inside another one "
                                "while it records")
         optimizers = self.optimizers or []
+        guard = StateGuard(self.step, optimizers)  # before the arrays are seen through views
         rec = _Recorder()
         inputs: list[Any] = []
         new_args: list[Any] = []
@@ -1005,6 +831,17 @@ class CompiledStep:
                 p.data = rec.unwrap(p.data)
             grads.append((p, p.grad))
         problems = list(rec.problems)
+        change = guard.changed()
+        if change is not None and not problems:  # e.g. p.data = array, synced by this step
+            self.changes.append(change)
+            entry.changes += 1
+            entry.signature = None
+            if not guard.only_arrays_changed():
+                self.optimizers = None
+            if entry.changes >= self.max_changes:
+                problems.append(f"the step itself changes the state it reaches: {change}")
+            else:
+                return _plain_result(result, rec)
         if strangers:
             problems.append("an optimizer stepped that did not step on the first call")
         if outputs is None:
@@ -1027,8 +864,7 @@ class CompiledStep:
         if rec.prologue_at is None or (first_write is not None and rec.prologue_at > first_write):
             rec.prologue_at = first_write
         if entry.signature is not None and entry.signature == rec.signature:
-            entry.program = _Program(rec, inputs, outputs, grads, optimizers,
-                                     [(p, p.data) for p in params])
+            entry.program = _Program(rec, inputs, outputs, grads, guard)
         elif entry.signature is not None:
             self._give_up(key, _difference(entry.signature, rec.signature))
         else:

@@ -65,7 +65,9 @@ class Optimizer:
     """
 
     hyperparameters: tuple[str, ...] = ()
-    _version = 0  # counts changes of the hyperparameters and the state (read by compile)
+    # counts changes of the hyperparameters and the state (read by compile), but for lr, which
+    # a replayed step reads again each time (a learning-rate schedule needs no new recording)
+    _version = 0
     _trace: Any = None  # the recorder of minigrad.compile while it records a step, else None
     _updating = 0  # the parameter (the first of a flat group) that _update() is updating
 
@@ -100,7 +102,8 @@ class Optimizer:
     def __setattr__(self, key: str, value: Any) -> None:
         if key in self.hyperparameters:
             value = self._check(key, value)
-            object.__setattr__(self, "_version", self._version + 1)
+            if key != "lr":
+                object.__setattr__(self, "_version", self._version + 1)
         object.__setattr__(self, key, value)
 
     def _check(self, key: str, value: Any) -> Any:
@@ -511,6 +514,8 @@ class SGD(Optimizer):
     def _update(self, p: Array, g: Array, state: dict[str, Any], new_buffer: NewBuffer,
                 scratch: Array | None = None) -> None:
         lr, momentum, weight_decay = self.lr, self.momentum, self.weight_decay
+        if self._trace is not None:  # compile records: a replay reads lr again (a schedule)
+            (lr,) = self._trace.scalars(p.dtype, (lr,), lambda: (self.lr,))
         if weight_decay != 0:
             g = g + weight_decay * p
         if momentum != 0:

@@ -164,17 +164,32 @@ def test_a_new_shape_is_recorded_again():
     assert compiled.calls["recorded"] == 4 and compiled.calls["replayed"] == 60 - 1 - 4
 
 
-def test_changing_the_learning_rate_records_again():
+@pytest.mark.parametrize("kind", ["sgd-momentum", "adam", "sgd-per-parameter"])
+def test_a_learning_rate_schedule_replays(kind):
+    # lr is read again at every replay: a new value at every call needs no new recording
+    model_a, opt_a, step_a = trainer(mlp, OPTIMIZERS[kind])
+    model_b, opt_b, step_b = trainer(mlp, OPTIMIZERS[kind])
+    compiled = mg.compile(step_b)
+    for k, (x, y) in enumerate(moons_batches(40)):
+        opt_a.lr = opt_b.lr = 0.1 * 0.95 ** k
+        assert step_a(x, y).data.tobytes() == compiled(x, y).data.tobytes()
+    for p, q in zip(model_a.parameters(), model_b.parameters()):
+        assert np.array_equal(p.data, q.data)
+    assert compiled.calls == {"eager": 1, "recorded": 2, "replayed": 37}
+
+
+def test_changing_another_hyperparameter_records_again():
     model_a, opt_a, step_a = trainer(mlp, OPTIMIZERS["sgd-momentum"])
     model_b, opt_b, step_b = trainer(mlp, OPTIMIZERS["sgd-momentum"])
     compiled = mg.compile(step_b)
     for k, (x, y) in enumerate(moons_batches(40)):
-        if k == 20:  # a schedule: the replays must not keep the old lr
-            opt_a.lr = opt_b.lr = 0.01
+        if k == 20:
+            opt_a.momentum = opt_b.momentum = 0.5
         assert step_a(x, y).item() == compiled(x, y).item()
     for p, q in zip(model_a.parameters(), model_b.parameters()):
         assert np.array_equal(p.data, q.data)
-    assert compiled.calls["recorded"] == 4
+    assert compiled.calls["recorded"] == 4 and "momentum" not in compiled.changes[0]
+    assert "SGD changed" in compiled.changes[0]
 
 
 def test_replaced_parameter_array_records_again():

@@ -1,0 +1,335 @@
+"""The optimizing passes of :mod:`minigrad.compile`, and the calls a replay makes.
+
+A recording (``compile._Recorder``) is a list of calls ``(function, args, kwargs)`` in the
+order the step made them, with, for each call, the arrays it writes; every array is known by
+its *owner* (the array that owns its memory), numbered. :class:`Plan` adds what each call reads
+and which call made each array. Each pass below then drops or rewrites calls; a pass may change
+*when* an array is written only where the recorded reads and writes show that no call in
+between reads or writes that array, so every value a replay computes is, bit for bit, the value
+the recording computed:
+
+1. :func:`drop_unchanged_refills` -- a refill of a new array (``zeros_like``, ``np.ones``)
+   that nothing writes afterwards: the array keeps those values from one replay to the next;
+2. :func:`drop_self_assignments` -- ``a[i] = v`` where ``v`` already is ``a[i]`` (what
+   Python's ``a[i] += w`` leaves behind);
+3. :func:`fold_constants` -- a new array computed from constants only keeps its value;
+4. :func:`drop_dead_calls` -- a call whose result nothing needs (an input, a parameter, a
+   gradient, an optimizer's state, the output, a checked value);
+5. :func:`write_results_in_place` -- ``dst[...] = r``, where only this copy reads the fresh
+   result ``r``: the call that makes ``r`` writes into ``dst`` instead (a gradient landing in
+   an optimizer's flat buffer), when ``dst`` has ``r``'s layout, or when the call is
+   elementwise (each value computed alone: where it is stored cannot change it);
+6. :func:`fuse_value_checks` -- a value computed only to be checked is computed and checked
+   in one call.
+
+Each pass is a function of a :class:`Plan` and is tested on its own (tests/test_compile_passes.py).
+"""
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["Plan", "optimize", "PASSES", "drop_unchanged_refills", "drop_self_assignments",
+           "fold_constants", "drop_dead_calls", "write_results_in_place", "fuse_value_checks"]
+
+Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
+
+
+class Unrecoverable(Exception):
+    """A replay met what the recording did not (a guard, a shape); nothing was changed yet."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The calls a recording holds besides NumPy's own
+
+
+def owner(a: Any) -> Any:
+    """The array that owns ``a``'s memory (``a`` itself when it is not a view)."""
+    while True:
+        base = getattr(a, "base", None)
+        if base is None or isinstance(base, (bytes, memoryview)):
+            return a
+        a = base
+
+
+def arrays(x: Any) -> list[Any]:
+    """The arrays in an argument list (nested tuples, lists and dicts)."""
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [a for v in x for a in arrays(v)]
+    if isinstance(x, dict):
+        return [a for v in x.values() for a in arrays(v)]
+    return []
+
+
+def compute_into(out: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Compute ``func(*args, **kwargs)`` again and copy it into ``out`` (its recorded result)."""
+    result = func(*args, **kwargs)
+    if np.shape(result) != out.shape:
+        raise Unrecoverable(f"{getattr(func, '__name__', 'a call')} gave shape "
+                            f"{np.shape(result)}, recorded {out.shape} (a data-dependent shape)")
+    np.copyto(out, result, casting="unsafe")
+
+
+def where_into(out: Any, condition: Any, a: Any, b: Any) -> None:
+    """``out[...] = np.where(condition, a, b)`` without a new array: the same values."""
+    np.copyto(out, b, casting="unsafe")
+    np.copyto(out, a, casting="unsafe", where=condition)
+
+
+def check(convert: Callable[..., Any], args: tuple[Any, ...], value: Any, name: str) -> None:
+    """A guard: ``convert(*args)`` must be ``value`` again (NaN equals NaN here)."""
+    got = convert(*args)
+    if got != value and not (got != got and value != value):
+        raise Unrecoverable(f"{name} was {value!r} when recorded and is {got!r} now")
+
+
+class Composed:
+    """``convert(func(*args, **kwargs))``: a guard's value computed and read in one call."""
+
+    def __init__(self, convert: Callable[[Any], Any], func: Callable[..., Any],
+                 kwargs: dict[str, Any]) -> None:
+        self.convert, self.func, self.kwargs = convert, func, kwargs
+
+    def __call__(self, *args: Any) -> Any:
+        return self.convert(self.func(*args, **self.kwargs))
+
+
+# calls whose first argument is the array they write (not one they read)
+WRITERS = (compute_into, where_into, np.copyto, operator.setitem)
+
+COMPARISONS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
+               np.logical_and, np.logical_or, np.logical_not, np.isnan, np.isinf,
+               np.isfinite, np.signbit}
+
+
+def basic(index: Any) -> bool:
+    """Whether ``a[index]`` is a view of ``a``: an index of ints, slices and ``...`` only."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, slice)) or i is Ellipsis for i in parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan the passes work on
+
+
+class Recording(Protocol):
+    """What the passes read of a recording (``compile._Recorder`` has these)."""
+
+    ops: list[Call]
+    writes: list[set[int]]
+    kinds: list[str]
+    index: dict[int, int]
+    creator: dict[int, int]
+    fills: set[int]
+    guards: list[int]
+
+
+class Plan:
+    """A recording and what the passes know of it: each call's reads and writes (owner
+    numbers), which call made each array, which calls are still ``alive``.
+
+    Parameters
+    ----------
+    rec : Recording
+        The recorded calls.
+    outputs : Any
+        What the step returns (its arrays are needed after the replay).
+    """
+
+    def __init__(self, rec: Recording, outputs: Any) -> None:
+        self.rec = rec
+        self.ops = list(rec.ops)
+        self.n = len(self.ops)
+        self.writes = [set(w) for w in rec.writes]
+        self.reads: list[set[int]] = []
+        for fn, args, kwargs in self.ops:
+            if fn in WRITERS:
+                args = args[1:]
+            found = arrays(args) + arrays({k: v for k, v in kwargs.items() if k != "out"})
+            self.reads.append({m for m in map(self.number, found) if m is not None})
+        self.out_owners = {self.number(a) for a in arrays(
+            outputs[1:] if isinstance(outputs, tuple) else outputs)}
+        self.lasting = {m for m, kind in enumerate(rec.kinds) if kind in ("external", "input")}
+        self.made_by = {k: m for m, k in rec.creator.items()}
+        self.alive = [True] * self.n
+
+    def number(self, a: Any) -> int | None:
+        """The owner number of array ``a`` (None: not an array of the recording)."""
+        return self.rec.index.get(id(owner(a)))
+
+    def kept(self) -> list[tuple[int, Call]]:
+        """The calls still alive, with their recorded numbers."""
+        return [(k, self.ops[k]) for k in range(self.n) if self.alive[k]]
+
+    def readers(self) -> dict[int, list[int]]:
+        """For each owner, the live calls that read it."""
+        found: dict[int, list[int]] = {}
+        for k in range(self.n):
+            if self.alive[k]:
+                for m in self.reads[k]:
+                    found.setdefault(m, []).append(k)
+        return found
+
+    def rewritten(self) -> set[int]:
+        """The owners written by a call other than the one that made them."""
+        return {m for k, w in enumerate(self.writes) for m in w
+                if self.rec.creator.get(m) != k}
+
+
+# ---------------------------------------------------------------------------------------------
+# The passes
+
+
+def drop_unchanged_refills(plan: Plan) -> None:
+    """1. A refill of a new array that no other call writes: it keeps its values."""
+    rewritten = plan.rewritten()
+    for k in plan.rec.fills:
+        made = [m for m, j in plan.rec.creator.items() if j == k]
+        if made and all(m not in rewritten for m in made):
+            plan.alive[k] = False
+
+
+def drop_self_assignments(plan: Plan) -> None:
+    """2. ``a[i] = v`` where ``v`` is the view ``a[i]`` itself: a copy onto itself."""
+    for k, (fn, args, _) in enumerate(plan.ops):
+        if fn is operator.setitem and isinstance(args[2], np.ndarray):
+            target = args[0][args[1]]
+            if (isinstance(target, np.ndarray) and target.shape == args[2].shape
+                    and target.strides == args[2].strides and target.dtype == args[2].dtype
+                    and target.__array_interface__["data"][0]
+                    == args[2].__array_interface__["data"][0]):
+                plan.alive[k] = False
+
+
+def fold_constants(plan: Plan) -> None:
+    """3. A new array computed from constants only (the seed gradient's ``g / n``) keeps the
+    value it got when recorded. Only arrays the step made count: a plain array from outside
+    is read by reference, and may have changed by the next call."""
+    rec, rewritten = plan.rec, plan.rewritten()
+    constant = {plan.made_by[k] for k in rec.fills
+                if k in plan.made_by and plan.made_by[k] not in rewritten}
+    for k in range(plan.n):
+        m = plan.made_by.get(k)
+        if (plan.alive[k] and m is not None and m not in rewritten and not plan.writes[k]
+                and k not in rec.guards and plan.reads[k] <= constant and k not in rec.fills):
+            plan.alive[k] = False
+            constant.add(m)
+
+
+def drop_dead_calls(plan: Plan) -> None:
+    """4. Calls whose results nothing needs, from the last call back."""
+    needed = set(plan.out_owners) | plan.lasting
+    for k in range(plan.n - 1, -1, -1):
+        if not plan.alive[k]:
+            continue
+        makes = {plan.made_by[k]} if k in plan.made_by else set()
+        if k in plan.rec.guards or (plan.writes[k] | makes) & needed:
+            needed |= plan.reads[k]
+        else:
+            plan.alive[k] = False
+
+
+def write_results_in_place(plan: Plan) -> None:
+    """5. ``dst[...] = r`` (or ``dst[i] = r``) dropped, the call that made ``r`` writing into
+    ``dst`` itself, where the recorded reads and writes allow it (see the module's list)."""
+    readers = plan.readers()
+    for k in range(plan.n):
+        target = _copy_target(plan, k)
+        if target is None:
+            continue
+        dst, src, whole = target
+        r = plan.number(src)
+        j = plan.rec.creator.get(r) if r is not None else None
+        if j is None or not _moves(plan, j, k, r, src, dst, whole, readers):
+            continue
+        jfn, jargs, jkwargs = plan.ops[j]
+        origin = owner(src)
+        cast = {"casting": "unsafe"} if dst.dtype != origin.dtype else {}
+        out = jkwargs.get("out")
+        if isinstance(out, tuple) and len(out) == 1 and out[0] is origin:
+            plan.ops[j] = (jfn, jargs, dict(jkwargs, out=(dst,), **cast))
+        elif out is origin:
+            plan.ops[j] = (jfn, jargs, dict(jkwargs, out=dst))
+        else:
+            continue
+        plan.writes[j] = plan.writes[j] | plan.writes[k]
+        plan.alive[k] = False
+
+
+def _copy_target(plan: Plan, k: int) -> tuple[Any, Any, bool] | None:
+    """For a live copy ``dst[...] = src`` / ``copyto(dst, src)``: (the array written, src,
+    whether it is the whole of dst); else None."""
+    fn, args, kwargs = plan.ops[k]
+    if not plan.alive[k] or not (fn is operator.setitem and basic(args[1])
+                                 or fn is np.copyto and kwargs in ({}, {"casting": "unsafe"})):
+        return None
+    dst, src = (args[0], args[2]) if fn is operator.setitem else (args[0], args[1])
+    if not isinstance(src, np.ndarray) or not isinstance(dst, np.ndarray):
+        return None
+    whole = fn is np.copyto or args[1] is Ellipsis
+    if not whole:
+        dst = dst[args[1]]  # the slice written: a view of dst
+        if not isinstance(dst, np.ndarray):
+            return None
+    return dst, src, whole
+
+
+def _moves(plan: Plan, j: int, k: int, r: int | None, src: Any, dst: Any, whole: bool,
+           readers: dict[int, list[int]]) -> bool:
+    """Whether call ``j``, which made ``src`` (owner ``r``), may write into ``dst`` at its own
+    place instead of the copy ``k``: the same values, and no call between reads or writes
+    ``dst``."""
+    origin = owner(src)
+    if (not plan.alive[j] or r in plan.out_owners or readers.get(r if r is not None else -1) != [k]
+            or any(r in plan.writes[i] for i in range(plan.n) if i != j and plan.alive[i])
+            or src.shape != origin.shape or src.strides != origin.strides
+            or dst.shape != origin.shape
+            or src.__array_interface__["data"][0] != origin.__array_interface__["data"][0]):
+        return False
+    jfn, _, jkwargs = plan.ops[j]
+    elementwise = isinstance(jfn, np.ufunc) and jfn.signature is None  # not matmul
+    if dst.dtype != origin.dtype and not (jfn in COMPARISONS and jkwargs.keys() == {"out"}):
+        return False  # only a bool result is cast exactly the same way inside the ufunc
+    if not elementwise and (not whole or [st // dst.itemsize for st in dst.strides]
+                            != [st // origin.itemsize for st in origin.strides]):
+        return False  # another memory layout could change how the call computes
+    d = plan.number(dst)
+    return not any(plan.alive[i] and (d in plan.reads[i] or d in plan.writes[i])
+                   for i in range(j + 1, k))
+
+
+def fuse_value_checks(plan: Plan) -> None:
+    """6. A value computed only to be checked (a guard): one call computes and checks it."""
+    readers = plan.readers()
+    for k in plan.rec.guards:
+        fn, args, _ = plan.ops[k]
+        if fn is not check or not plan.alive[k] or len(args[1]) != 1:
+            continue
+        r = plan.number(args[1][0])
+        j = plan.rec.creator.get(r) if r is not None else None
+        if j is None or not plan.alive[j] or plan.ops[j][0] is not compute_into \
+                or r in plan.out_owners or readers.get(r if r is not None else -1) != [k]:
+            continue
+        _, (_, func, fargs, fkwargs), _ = plan.ops[j]
+        convert, _, value, name = args
+        plan.ops[k] = (check, (Composed(convert, func, fkwargs), tuple(fargs), value, name), {})
+        plan.alive[j] = False
+
+
+PASSES: tuple[Callable[[Plan], None], ...] = (
+    drop_unchanged_refills, drop_self_assignments, fold_constants, drop_dead_calls,
+    write_results_in_place, fuse_value_checks)
+
+
+def optimize(rec: Recording, outputs: Any,
+             passes: tuple[Callable[[Plan], None], ...] = PASSES) -> list[tuple[int, Call]]:
+    """The recorded calls worth replaying, numbered as recorded, after ``passes``."""
+    plan = Plan(rec, outputs)
+    for run in passes:
+        run(plan)
+    return plan.kept()
