@@ -354,7 +354,7 @@ def test_report_files(classroom, tmp_path):
     assert {p.name for p in written} >= {"grades.csv", "exercises.csv", "grades.json"}
     rows = _csv(tmp_path / "grades.csv")
     assert [r["student"] for r in rows] == sorted(CATALOGUE)
-    assert list(rows[0]) == ["student", toy.KEY, "total", "issues"]
+    assert list(rows[0]) == ["student", toy.KEY, "total", "late", "issues"]
     by_student = {r["student"]: r for r in rows}
     assert by_student["solution"][toy.KEY] == "4" and by_student["wrong_sign"]["total"] == "2"
     assert "tampered check" in by_student["edits_check"]["issues"]

@@ -33,7 +33,7 @@ __all__ = [
     "read_notebook", "write_notebook", "notebook_bytes",
     "release_source", "release_notebook", "release", "stale", "validate_notebook",
     "cell_tags", "exercise_id", "check_id", "exercise_cells", "check_cells", "demo_cells",
-    "cell_checksum", "lesson_number",
+    "cell_checksum", "lesson_number", "normalize_source", "release_info", "RELEASE_KEY",
 ]
 
 BEGIN = "### BEGIN SOLUTION"
@@ -161,6 +161,49 @@ def write_notebook(nb: nbformat.NotebookNode, path: str | Path) -> bool:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Release ids
+
+#: The key of the notebook metadata that :func:`release_notebook` writes the release id under.
+RELEASE_KEY = "minigrad"
+
+
+def normalize_source(source: str) -> str:
+    """A cell's source with line endings unified and trailing blank space dropped (editors
+    differ in these and nothing else, so they never change a checksum)."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
+
+
+def _short_hash(sources: list[str]) -> str:
+    text = "\n\x00".join(normalize_source(s) for s in sources)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def release_info(nb: dict) -> dict:
+    """The release id of a released notebook, and the fingerprints it is made of.
+
+    Returns ``{"release": id, "exercises": {"1.1": {"exercise": h, "check": h}, ...}}``: ``h``
+    hashes the released source of an exercise's cells (the placeholder the student starts
+    from) and of its check cells; the id (12 hex digits) hashes them all. Only exercise and
+    check cells count: prose and examples may change without making a new release.
+    """
+    parts: dict[str, dict[str, list[str]]] = {}
+    for cell in nb["cells"]:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        for tag in cell_tags(cell):
+            kind, _, ident = tag.partition(":")
+            if kind in ("exercise", "check") and ident:
+                parts.setdefault(ident, {"exercise": [], "check": []})[kind].append(source)
+    exercises = {ident: {kind: _short_hash(sources) for kind, sources in kinds.items()}
+                 for ident, kinds in parts.items()}
+    text = "\n".join(f"{i}:{e['exercise']}:{e['check']}" for i, e in exercises.items())
+    return {"release": hashlib.sha256(text.encode("utf-8")).hexdigest()[:12],
+            "exercises": exercises}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,7 +364,9 @@ def release_notebook(nb: dict, name: str = "notebook") -> nbformat.NotebookNode:
     """The student version of a solution notebook (a new object; ``nb`` is not changed).
 
     Solution regions are replaced (see :func:`release_source`), and every code cell loses its
-    outputs and execution count. Cell ids, tags, metadata and all other text are kept.
+    outputs and execution count. Cell ids, tags, metadata and all other text are kept; the
+    notebook's metadata gains ``minigrad``: the lesson (from the exercises' ids) and
+    :func:`release_info` (the release id, which the grader reports and compares).
     """
     out = copy.deepcopy(nb)
     if not isinstance(out, nbformat.NotebookNode):
@@ -333,6 +378,12 @@ def release_notebook(nb: dict, name: str = "notebook") -> nbformat.NotebookNode:
         cell.source = release_source(src, f"{name}, cell {i}")
         cell.outputs = []
         cell.execution_count = None
+    info = release_info(out)
+    if info["exercises"]:
+        numbers = {ident.partition(".")[0] for ident in info["exercises"]}
+        stamp: dict = {"lesson": int(numbers.pop())} if len(numbers) == 1 and \
+            next(iter(numbers)).isdigit() else {}
+        out.metadata[RELEASE_KEY] = nbformat.from_dict({**stamp, **info})
     return out
 
 

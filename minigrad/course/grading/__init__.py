@@ -16,8 +16,8 @@ with the student's exercise cells put in place; the checks' expected values are 
 compared here, in the grader, on inputs drawn from a secret seed (:mod:`.runner`), and the
 weights come from ``minigrad.course.checks.lessonN.EXERCISES``. See :mod:`.submissions` for
 the folder layout and the README's "Grading" section for the threat model. The grader needs
-``nbformat``, ``ipython``, ``tqdm``, and what the lessons import (``matplotlib``): the
-``grade`` extra has them all.
+``nbformat``, ``ipython``, ``tqdm``, and what the lessons import (``matplotlib``,
+``scikit-learn``): the ``grade`` extra has them all.
 
 Imports: the engine, ``minigrad.course`` (checks, the released notebooks) and the packages
 above. The student's code never runs in this process, and nothing here is imported by the
@@ -35,11 +35,13 @@ _EXPORTS = {
     "write_report": "report", "summary": "report", "feedback": "report",
     "read_gradebook": "report", "load_lessons": "lessons", "ReleasedLesson": "lessons",
     "LessonError": "lessons", "Submission": "submissions", "find_submissions": "submissions",
+    "scan": "submissions", "grade_class": "batch", "merge_reports": "batch",
+    "read_roster": "roster", "Roster": "roster",
 }
 __all__ = list(_EXPORTS)
 
-MISSING = ("the grader needs nbformat, ipython, tqdm and matplotlib ({} is not installed): "
-           "pip install 'minigrad-course[grade]'")
+MISSING = ("the grader needs nbformat, ipython, tqdm, matplotlib and scikit-learn ({} is not "
+           "installed): pip install 'minigrad-course[grade]'")
 
 
 def __getattr__(name: str) -> Any:

@@ -14,13 +14,20 @@ from typing import Sequence
 __all__ = ["main", "parser"]
 
 _EPILOG = """\
-layout: submissions/<student>/<NN>_<anything>.ipynb (one folder per student), or
-submissions/<student>_<NN>_<anything>.ipynb (a flat export); a notebook given directly is
-its folder's student's.
+layout: submissions/<student>/<anything>.ipynb (a folder per student), or a flat LMS
+export: Canvas lastfirst_[LATE_]ID_FILEID_name, Blackboard Assignment_user_attempt_date_name,
+Moodle Full Name_NNN_assignsubmission_file_name, or <student>_<NN>_name. The lesson is the
+NN_ prefix after the student part, else the notebook's own cells. A file that names no
+student is listed in unattributed.csv, never graded as anyone's.
 
 examples:
   minigrad-grade submissions/ --jobs 4           grade everyone into grading-report/
   minigrad-grade submissions/ --student alice    regrade alice; merge into the report
+  minigrad-grade lesson2/ --merge                add lesson 2 to the report, keep the rest
+  minigrad-grade submissions/ --resume           continue an interrupted run (journal.jsonl)
+  minigrad-grade submissions/ --roster gradebook.csv   name students as the roster does
+  minigrad-grade submissions/ --shard 0/4 --secret course.key --out part0
+  minigrad-grade merge part0 part1 part2 part3 --out grading-report
   minigrad-grade --list-lessons                  what was released, with the points
 
 Each notebook runs in a bubblewrap sandbox (apt-get install bubblewrap); before the students,
@@ -43,6 +50,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--student", action="append", metavar="NAME",
                    help="grade only this student (repeatable); their rows replace the old ones "
                         "in an existing report in --out")
+    p.add_argument("--merge", action="store_true",
+                   help="merge into the report in --out: the (student, lesson) rows this run "
+                        "grades replace the old ones, the others stay (without it, a run that "
+                        "would drop rows of an existing report refuses)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted run whose journal is in --out, without "
+                        "grading again what it finished")
+    p.add_argument("--roster", metavar="CSV",
+                   help="the class list: login, name, SIS id, section (or a Canvas gradebook "
+                        "export as it is); names students and flags logins it lacks and "
+                        "students with nothing handed in")
+    p.add_argument("--shard", metavar="I/N",
+                   help="grade only shard I (0 to N-1) of N, by student; join the shards' "
+                        "reports with `minigrad-grade merge`")
+    p.add_argument("--secret", metavar="FILE",
+                   help="the course's probe secret (made when missing; default: .secret in "
+                        "--out); give every shard the same file")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="time limit of one cell or check (default: %(default)g)")
     p.add_argument("--notebook-timeout", type=float, default=600.0, metavar="SECONDS",
@@ -63,7 +87,8 @@ def parser() -> argparse.ArgumentParser:
                    help="reference solution notebooks for the preflight (default: solutions/ "
                         "of the checkout, if any)")
     p.add_argument("--no-preflight", action="store_true",
-                   help="do not grade the reference solutions first")
+                   help="do not check the setup first (without it, a preflight that cannot "
+                        "run stops the grader)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
     p.add_argument("--list-lessons", action="store_true",
@@ -83,8 +108,20 @@ def _list_lessons(released: str | None, checks_package: str | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the grader from the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return _merge(argv[1:])
     p = parser()
     args = p.parse_args(argv)
+    shard = None
+    if args.shard is not None:
+        from .batch import parse_shard
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as exc:
+            p.error(str(exc))
+    if args.merge and args.student:
+        p.error("--merge and --student both merge; give one")
     if args.jobs < 1:
         p.error(f"--jobs must be at least 1; got {args.jobs}")
     if args.timeout <= 0 or args.notebook_timeout <= 0:
@@ -96,7 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from .lessons import LessonError
         from .report import summary
-        from .runner import _ZYGOTES, GraderError, GradingOptions, grade
+        from .runner import _ZYGOTES, GraderError, GradingOptions
+        from .batch import grade_class
     except ModuleNotFoundError as exc:
         from . import MISSING
         print(f"minigrad-grade: error: {MISSING.format(exc.name)}", file=sys.stderr)
@@ -125,11 +163,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     args.solutions, options)
                 if not checked.ok:
                     raise GraderError(checked.message)
+                if checked.status == "skipped":
+                    raise GraderError(checked.message + "; --no-preflight grades without it")
                 if not args.quiet:
                     print(checked.message, file=sys.stderr)
-            book = grade(args.paths, students=args.student, jobs=args.jobs,
-                         released=args.released, checks_package=args.checks_package,
-                         options=options, progress=False if args.no_progress else None)
+            book = grade_class(args.paths, args.out, students=args.student, merge=args.merge,
+                               resume=args.resume, roster=args.roster, shard=shard,
+                               secret=args.secret, jobs=args.jobs, released=args.released,
+                               checks_package=args.checks_package, options=options,
+                               progress=False if args.no_progress else None)
     except (GraderError, LessonError) as exc:
         print(f"minigrad-grade: error: {exc}", file=sys.stderr)
         return 2
@@ -138,26 +180,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         if book is None or not book.notebooks:
             print("minigrad-grade: interrupted; no report written", file=sys.stderr)
             return 130
-        _write(book, Path(args.out), args.student)
         print(f"minigrad-grade: interrupted; the report in {args.out} holds the "
-              f"{len(book.notebooks)} notebook(s) that had finished", file=sys.stderr)
+              f"{len(book.notebooks)} notebook(s) that had finished (merged into the old "
+              "one); --resume continues the run", file=sys.stderr)
         return 130
     out = Path(args.out)
-    book = _write(book, out, args.student)
     if not args.quiet:
         print(summary(book, out))
     return 0
 
 
-def _write(book: object, out: Path, students: Sequence[str] | None) -> object:
-    """Write the report (a ``--student`` regrade merged into the one in ``out``)."""
-    from .report import read_gradebook, write_report
-    if students:
-        previous = read_gradebook(out)
-        if previous is not None:
-            book = previous.merged(book, students)
-    write_report(book, out)
-    return book
+def _merge(argv: Sequence[str]) -> int:
+    """``minigrad-grade merge REPORT... --out DIR``: join shard reports into one."""
+    p = argparse.ArgumentParser(prog="minigrad-grade merge",
+                                description="Join the reports of `minigrad-grade --shard I/N` "
+                                            "runs into the report of the whole class.")
+    p.add_argument("reports", nargs="+", metavar="REPORT", help="report folders of the shards")
+    p.add_argument("-o", "--out", default="grading-report", metavar="DIR",
+                   help="folder for the joined report (default: %(default)s)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
+    args = p.parse_args(argv)
+    from .batch import merge_reports
+    from .report import summary
+    from .runner import GraderError
+    try:
+        book = merge_reports(args.reports, args.out)
+    except GraderError as exc:
+        print(f"minigrad-grade: error: {exc}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(summary(book, args.out))
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,6 +14,7 @@ Cells are found by their tags:
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import os
@@ -25,9 +26,12 @@ from typing import Any, Mapping
 
 import nbformat
 
+from minigrad.course.notebooks import RELEASE_KEY, normalize_source, release_info
+
 __all__ = [
     "ReleasedLesson", "LessonError", "load_lessons", "default_released_dir", "cell_ids",
-    "checksum", "normalize", "DEFAULT_CHECKS_PACKAGE", "CHECKS_ALIAS",
+    "checksum", "normalize", "DEFAULT_CHECKS_PACKAGE", "CHECKS_ALIAS", "submitted_release",
+    "release_changes",
 ]
 
 #: The package the check cells call into; ``lessonN`` modules live in it.
@@ -43,13 +47,9 @@ class LessonError(RuntimeError):
     """The released lessons cannot be used for grading (missing, unreadable or inconsistent)."""
 
 
-def normalize(source: str) -> str:
-    """A cell's source with line endings unified and trailing blank space dropped.
-
-    Editors differ in these and nothing else, so they must not make a cell look edited.
-    """
-    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip("\n")
+#: A cell's source with line endings unified and trailing blank space dropped: editors differ
+#: in these and nothing else, so they must not make a cell look edited.
+normalize = normalize_source
 
 
 def checksum(source: str) -> str:
@@ -136,21 +136,73 @@ class ReleasedLesson:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
     @property
+    def release(self) -> str:
+        """The release id: a hash of the released exercise and check cells
+        (:func:`minigrad.course.notebooks.release_info`)."""
+        return self.release_info["release"]
+
+    @functools.cached_property
+    def release_info(self) -> dict[str, Any]:
+        """The release id and each exercise's fingerprints, computed from the cells."""
+        return release_info(self.notebook)
+
+    @property
     def version(self) -> str | None:
         """The version the release tool wrote into the notebook's metadata, if any."""
         return metadata_version(self.notebook)
 
 
-def metadata_version(notebook: Mapping[str, Any]) -> str | None:
-    """``metadata.minigrad.version`` (or ``.release``) of a notebook, as a string, if present."""
+def _course_metadata(notebook: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = notebook.get("metadata")
-    course = metadata.get("minigrad") if isinstance(metadata, Mapping) else None
-    if not isinstance(course, Mapping):
-        return None
-    for key in ("version", "release"):
-        if course.get(key) is not None:
-            return str(course[key])
-    return None
+    course = metadata.get(RELEASE_KEY) if isinstance(metadata, Mapping) else None
+    return course if isinstance(course, Mapping) else {}
+
+
+def metadata_version(notebook: Mapping[str, Any]) -> str | None:
+    """``metadata.minigrad.version`` of a notebook (a course's own version label), if present."""
+    version = _course_metadata(notebook).get("version")
+    return str(version) if version is not None else None
+
+
+def submitted_release(notebook: Mapping[str, Any] | None) -> str:
+    """The release id a submission's metadata carries ("" when none: an older hand-out)."""
+    release = _course_metadata(notebook).get("release") if notebook is not None else None
+    return release if isinstance(release, str) and re.fullmatch(r"[0-9a-f]{6,64}", release) \
+        else ""
+
+
+def _order(exercise_id: str) -> tuple:
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in exercise_id.split("."))
+
+
+def release_changes(notebook: Mapping[str, Any], lesson: "ReleasedLesson") -> list[str]:
+    """What changed between the release a submission was handed out in and ``lesson``'s.
+
+    Read from the fingerprints in the submission's metadata (:func:`submitted_release`);
+    an empty list when it carries the current release, or none at all.
+    """
+    theirs = submitted_release(notebook)
+    if not theirs or theirs == lesson.release:
+        return []
+    old = _course_metadata(notebook).get("exercises")
+    old = old if isinstance(old, Mapping) else {}
+    new = lesson.release_info["exercises"]
+    changes = []
+    for ident in sorted(set(old) | set(new), key=_order):
+        before, after = old.get(ident), new.get(ident)
+        if before is None:
+            changes.append(f"exercise {ident} was added after your copy was handed out")
+        elif after is None:
+            changes.append(f"exercise {ident} was removed after your copy was handed out")
+        elif isinstance(before, Mapping):
+            what = [kind for kind in ("exercise", "check") if before.get(kind) != after[kind]]
+            if what == ["exercise", "check"]:
+                changes.append(f"exercise {ident}'s starting cell and its check changed")
+            elif what == ["exercise"]:
+                changes.append(f"exercise {ident}'s starting cell changed")
+            elif what == ["check"]:
+                changes.append(f"exercise {ident}'s check changed")
+    return changes or ["its release id differs (the metadata does not say what changed)"]
 
 
 def _weights(module_name: str, key: str) -> dict[str, dict[str, Any]]:

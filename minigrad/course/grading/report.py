@@ -118,85 +118,131 @@ def _csv_text(rows: list[list[object]]) -> str:
     return buffer.getvalue()
 
 
-def _counted(book: Gradebook) -> dict[str, list[NotebookGrade]]:
-    """Per student, the notebook that counts for each lesson, then any unidentified ones."""
+def _counted(book: Gradebook, mine: dict[str, list[NotebookGrade]] | None = None
+             ) -> dict[str, list[NotebookGrade]]:
+    """Per student, the notebook that counts for each lesson, then any unidentified ones.
+
+    One pass over each student's own notebooks: linear in the class."""
     keys = book.lesson_keys()
-    counted: dict[str, list[NotebookGrade]] = {student: [] for student in book.students()}
-    for student, notebooks in counted.items():
-        notebooks += [best for key in keys if (best := book.best(student, key))]
-    for notebook in book.notebooks:
-        if notebook.lesson is None:
-            counted[notebook.student].append(notebook)
+    mine = book.by_student() if mine is None else mine
+    counted: dict[str, list[NotebookGrade]] = {}
+    for student, notebooks in mine.items():
+        counted[student] = [best for key in keys if (best := book.best(student, key, notebooks))]
+        counted[student] += [n for n in notebooks if n.lesson is None]
     return counted
 
 
 def _issue_summary(notebooks: list[NotebookGrade], book: Gradebook) -> str:
     parts = []
+    numbers = {lesson.key: lesson.number for lesson in book.lessons}
     for notebook in notebooks:
         kinds = notebook.issue_kinds()
         if kinds:
-            where = f"{book.lesson(notebook.lesson).number:02d}" if notebook.lesson else \
+            where = f"{numbers[notebook.lesson]:02d}" if notebook.lesson else \
                 Path(notebook.path).name
             parts.append(f"{where}: {', '.join(kinds)}")
     return "; ".join(parts)
 
 
+def _late(notebooks: list[NotebookGrade], book: Gradebook) -> str:
+    numbers = {lesson.key: lesson.number for lesson in book.lessons}
+    return " ".join(f"{numbers[n.lesson]:02d}" if n.lesson else Path(n.path).name
+                    for n in notebooks if n.late)
+
+
+def _write_if_changed(path: Path, text: str) -> bool:
+    """:func:`_atomic_write` unless ``path`` already holds exactly ``text``; True if written."""
+    try:
+        if not path.is_symlink() and path.read_text(encoding="utf-8") == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    _atomic_write(path, text)
+    return True
+
+
 def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
     """Write grades.csv, exercises.csv, grades.json and ``feedback/*.md`` into ``out``.
 
-    Every file is written atomically and never through a symlink; feedback pages of students
-    no longer in the gradebook are removed; nothing else in ``out`` is touched. CSV cells are
-    escaped for spreadsheets, and no file holds a path of this machine. Returns the paths
-    written.
+    Every file is written atomically and never through a symlink; a feedback page whose text
+    is unchanged is left alone; feedback pages of students no longer in the gradebook are
+    removed; ``unattributed.csv`` lists the notebooks credited to nobody (and is removed when
+    there are none); nothing else in ``out`` is touched. CSV cells are escaped for
+    spreadsheets, and no file holds a path of this machine. The work is linear in the number
+    of notebooks. Returns the paths written.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     feedback_dir = out / "feedback"
     _real_dir(feedback_dir)
     keys = book.lesson_keys()
-    counted = _counted(book)
+    mine = book.by_student()
+    counted = _counted(book, mine)
+    missing = book.missing()
+    people = book.people
+    roster = bool(people)
     written = []
 
-    rows: list[list[object]] = [["student", *keys, "total", "issues"]]
-    for student, mine in counted.items():
-        scores = {n.lesson: _num(n.score) for n in mine if n.lesson}
-        rows.append([student, *(scores.get(key, "") for key in keys),
-                     _num(book.total(student)), scrub(_issue_summary(mine, book))])
+    rows: list[list[object]] = [["student", *(["name", "section"] if roster else []), *keys,
+                                 "total", "late", "issues"]]
+    for student in sorted([*counted, *missing]):
+        who = [people.get(student, {}).get("name", ""),
+               people.get(student, {}).get("section", "")] if roster else []
+        if student not in counted:
+            rows.append([student, *who, *([""] * len(keys)), "", "", "no submission"])
+            continue
+        notebooks = counted[student]
+        scores = {n.lesson: _num(n.score) for n in notebooks if n.lesson}
+        rows.append([student, *who, *(scores.get(key, "") for key in keys),
+                     _num(book.total(student, mine[student])), _late(notebooks, book),
+                     scrub(_issue_summary(notebooks, book))])
     path = out / "grades.csv"
     _atomic_write(path, _csv_text(rows))
     written.append(path)
 
     rows = [["student", "lesson", "exercise", "title", "points", "max", "passed", "status",
-             "message", "self-reported", "notebook"]]
-    for notebook in (n for mine in counted.values() for n in mine):
+             "message", "self-reported", "notebook", "late", "release", "submitted release",
+             "graded at"]]
+    for notebook in (n for notebooks in counted.values() for n in notebooks):
         for exercise in notebook.exercises:
             reported = "; ".join(dict.fromkeys(c.self_reported for c in exercise.checks
                                                if c.self_reported))
             rows.append([notebook.student, notebook.lesson, exercise.exercise, exercise.title,
                          _num(exercise.points), _num(exercise.max_points),
                          str(exercise.passed).lower(), exercise.status,
-                         scrub(exercise.message), reported, Path(notebook.path).name])
+                         scrub(exercise.message), reported, Path(notebook.path).name,
+                         str(notebook.late).lower(), notebook.release,
+                         notebook.submitted_release, notebook.graded_at])
     path = out / "exercises.csv"
     _atomic_write(path, _csv_text(rows))
     written.append(path)
 
+    path = out / "unattributed.csv"
+    if book.unattributed:
+        _atomic_write(path, _csv_text([["notebook", "why"]] + [
+            [scrub(u["path"]), u["why"]] for u in book.unattributed]))
+        written.append(path)
+    elif path.is_file() and not path.is_symlink():
+        path.unlink()
+
     path = out / "grades.json"
     data = book.to_dict()
-    data["students"] = {student: {"scores": {key: b.score for key in keys
-                                             if (b := book.best(student, key))},
-                                  "total": book.total(student)}
-                        for student in book.students()}
+    data["students"] = {}
+    for student, notebooks in mine.items():
+        scores = {key: b.score for key in keys if (b := book.best(student, key, notebooks))}
+        data["students"][student] = {"scores": scores, "total": sum(scores.values())}
+    data["missing"] = missing
     _atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     written.append(path)
 
-    pages = {name: student for student, name in feedback_names(book.students()).items()}
+    pages = {name: student for student, name in feedback_names(list(mine)).items()}
     for stale in feedback_dir.glob("*.md"):
         if stale.name not in pages:
             stale.unlink()
     for name, student in pages.items():
         path = feedback_dir / name
-        _atomic_write(path, feedback(book, student))
-        written.append(path)
+        if _write_if_changed(path, feedback(book, student, mine[student])):
+            written.append(path)
     return written
 
 
@@ -219,19 +265,23 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def feedback(book: Gradebook, student: str) -> str:
-    """The Markdown feedback page of one student."""
+def feedback(book: Gradebook, student: str,
+             notebooks: list[NotebookGrade] | None = None) -> str:
+    """The Markdown feedback page of one student (``notebooks``: theirs, when known)."""
     lines = [f"# Feedback for {student}", ""]
-    notebooks = [n for n in book.notebooks if n.student == student]
-    total = book.total(student)
-    maximum = sum(book.lesson(key).max_points for key in book.lesson_keys()
-                  if book.best(student, key) is not None)
+    if notebooks is None:
+        notebooks = [n for n in book.notebooks if n.student == student]
+    total = book.total(student, notebooks)
+    maximum = sum(book.lesson(key).max_points
+                  for key in dict.fromkeys(n.lesson for n in notebooks if n.lesson))
     lines += [f"Total: **{_num(total)} / {_num(maximum)}** points.", ""]
     for notebook in notebooks:
         title = notebook.lesson or f"`{Path(notebook.path).name}`"
         score = f": {_num(notebook.score)} / {_num(notebook.max_score)}" if notebook.lesson else ""
-        counted = notebook.lesson and book.best(student, notebook.lesson) is not notebook
-        lines += [f"## {title}{score}" + (" (not counted)" if counted else ""), "",
+        counted = notebook.lesson and book.best(student, notebook.lesson, notebooks) \
+            is not notebook
+        late = " (late)" if notebook.late else ""
+        lines += [f"## {title}{score}" + (" (not counted)" if counted else "") + late, "",
                   f"Notebook: `{Path(notebook.path).name}`", ""]
         if notebook.exercises:
             lines += ["| exercise | points | result |", "|---|---:|---|"]
@@ -272,12 +322,14 @@ def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,
     header = [f"{key[:2]} /{_num(book.lesson(key).max_points)}" for key in keys]
     lines += ["| student | " + " | ".join(header + [f"total /{_num(maximum)}"]) + " | issues |",
               "|---|" + "---:|" * (len(keys) + 1) + "---|"]
-    counted = _counted(book)
+    by_student = book.by_student()
+    counted = _counted(book, by_student)
     for student in students[:max_rows]:
         mine = counted[student]
         graded = {n.lesson: _num(n.score) for n in mine if n.lesson}
         scores = [graded.get(key, "–") for key in keys]
-        lines.append(f"| {_cell(student)} | " + " | ".join(scores + [_num(book.total(student))])
+        total = _num(book.total(student, by_student[student]))
+        lines.append(f"| {_cell(student)} | " + " | ".join(scores + [total])
                      + f" | {_cell(_issue_summary(mine, book))} |")
     if len(students) > max_rows:
         lines.append(f"| … {len(students) - max_rows} more in grades.csv | |")
@@ -285,7 +337,7 @@ def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,
     if keys:
         means = []
         for key in keys:
-            scores = [b.score for s in students if (b := book.best(s, key)) is not None]
+            scores = [n.score for mine in counted.values() for n in mine if n.lesson == key]
             means.append(f"{key[:2]} {sum(scores) / len(scores):.3g}/"
                          f"{_num(book.lesson(key).max_points)}")
         lines += ["Mean scores: " + ", ".join(means) + ".", ""]
@@ -303,6 +355,16 @@ def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,
                                              else "")
             lines.append(f"- {kind} ×{count} ({shown}): {ISSUES.get(kind, '')}")
         lines.append("")
+    missing = book.missing()
+    if missing:
+        shown = ", ".join(missing[:8]) + (f", … ({len(missing) - 8} more)" if len(missing) > 8
+                                          else "")
+        lines += [f"On the roster with nothing handed in: {len(missing)} ({shown}).", ""]
+    if book.unattributed:
+        names = [Path(u["path"]).name for u in book.unattributed]
+        lines += [f"**Not attributed to any student: {len(names)} notebook(s)** ("
+                  + ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+                  + "): not graded; see unattributed.csv.", ""]
     if out is not None:
         lines.append(f"Report: {Path(out) / 'grades.csv'}, exercises.csv, grades.json, "
                      f"feedback/ ({len(students)} pages).")

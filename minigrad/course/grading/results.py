@@ -5,7 +5,8 @@ source of truth: ``--student NAME`` regrades one student and merges into it).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any, Iterable
 
 __all__ = ["CheckOutcome", "ExerciseGrade", "Issue", "NotebookGrade", "LessonSummary",
@@ -16,7 +17,14 @@ ISSUES = {
     "unreadable": "the file is empty or not a notebook",
     "unidentified": "the grader could not tell which lesson the notebook is",
     "wrong lesson": "the notebook's cells belong to another lesson than its file name says",
-    "other version": "the notebook comes from another release of the lesson",
+    "misnamed": "the file name says another lesson than the notebook's cells (it was graded as "
+                "the lesson of its cells)",
+    "other version": "the notebook comes from another version of the lesson",
+    "old release": "the notebook was handed out in an earlier release of the lesson (graded with "
+                   "the current checks; the issue names what changed)",
+    "not on roster": "the submission's login, id or name matches no student of the roster",
+    "retried": "the notebook's process died once and it was run again (the grade is the second "
+               "run's)",
     "duplicate": "the student handed in several notebooks for one lesson (the best counts)",
     "tampered check": "a check cell's source differs from the released one (ignored: the grader "
                       "runs the released checks)",
@@ -102,6 +110,18 @@ class NotebookGrade:
     exercises: list[ExerciseGrade] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
     seconds: float = 0.0
+    #: The LMS's late mark (Canvas's ``LATE``).
+    late: bool = False
+    #: When it was graded (UTC, ISO 8601) and the release id of the lesson it was graded with.
+    graded_at: str = ""
+    release: str = ""
+    #: The release id in the submission's own metadata ("" when it has none).
+    submitted_release: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What a newer grade of the same work replaces: (student, lesson), or (student, file)."""
+        return (self.student, self.lesson or "file:" + Path(self.path).name)
 
     def issue_kinds(self) -> list[str]:
         """The kinds of this notebook's issues, each once, in order."""
@@ -115,7 +135,9 @@ class NotebookGrade:
         exercises = [ExerciseGrade(**{**e, "checks": [CheckOutcome(**c) for c in e["checks"]]})
                      for e in data.get("exercises", [])]
         issues = [Issue(**i) for i in data.get("issues", [])]
-        return cls(**{**data, "exercises": exercises, "issues": issues})
+        known = {f.name for f in fields(cls)}
+        return cls(**{**{k: v for k, v in data.items() if k in known}, "exercises": exercises,
+                      "issues": issues})
 
 
 @dataclass
@@ -127,20 +149,44 @@ class LessonSummary:
     max_points: float
     digest: str
     exercises: dict[str, dict[str, Any]]
+    #: The lesson's release id (:func:`minigrad.course.notebooks.release_id`).
+    release: str = ""
 
 
 @dataclass
 class Gradebook:
-    """All the graded notebooks of one run, and the lessons they were graded against."""
+    """All the graded notebooks of one run, and the lessons they were graded against.
+
+    Besides the notebooks: ``unattributed`` (``{"path", "why"}`` of files credited to nobody),
+    ``people`` (the roster: ``{student: {"name", "section", "sis_id"}}``), ``shard`` (``[index,
+    count]`` of a shard's run) and ``secret_id`` (a fingerprint of the probe secret: shards
+    graded with different secrets do not merge).
+    """
 
     lessons: list[LessonSummary]
     notebooks: list[NotebookGrade]
     seconds: float = 0.0
     jobs: int = 1
+    unattributed: list[dict[str, str]] = field(default_factory=list)
+    people: dict[str, dict[str, str]] = field(default_factory=dict)
+    shard: list[int] | None = None
+    secret_id: str = ""
+
+    def by_student(self) -> dict[str, list[NotebookGrade]]:
+        """Each student's notebooks, students sorted (one pass over the notebooks)."""
+        table: dict[str, list[NotebookGrade]] = {}
+        for notebook in self.notebooks:
+            table.setdefault(notebook.student, []).append(notebook)
+        return dict(sorted(table.items()))
 
     def students(self) -> list[str]:
         """Every student with at least one notebook, sorted."""
         return sorted({notebook.student for notebook in self.notebooks})
+
+    def missing(self) -> list[str]:
+        """Roster students with no notebook, sorted."""
+        handed_in = {notebook.student for notebook in self.notebooks}
+        return sorted(set(self.people) - handed_in)
 
     def lesson_keys(self) -> list[str]:
         """The lessons that at least one notebook was graded as, in lesson order."""
@@ -151,15 +197,21 @@ class Gradebook:
     def lesson(self, key: str) -> LessonSummary:
         return next(lesson for lesson in self.lessons if lesson.key == key)
 
-    def best(self, student: str, lesson_key: str) -> NotebookGrade | None:
-        """The student's notebook that counts for a lesson: the highest score, then the path."""
-        candidates = [n for n in self.notebooks if n.student == student and n.lesson == lesson_key]
+    def best(self, student: str, lesson_key: str,
+             notebooks: list[NotebookGrade] | None = None) -> NotebookGrade | None:
+        """The student's notebook that counts for a lesson: the highest score, then the path.
+
+        ``notebooks``: the student's notebooks, when the caller has them (saves a scan)."""
+        mine = notebooks if notebooks is not None else self.notebooks
+        candidates = [n for n in mine if n.student == student and n.lesson == lesson_key]
         return min(candidates, key=lambda n: (-n.score, n.path), default=None)
 
-    def total(self, student: str) -> float:
+    def total(self, student: str, notebooks: list[NotebookGrade] | None = None) -> float:
         """The sum of the student's best score in each lesson."""
-        return sum(best.score for key in self.lesson_keys()
-                   if (best := self.best(student, key)) is not None)
+        keys = self.lesson_keys() if notebooks is None else \
+            list(dict.fromkeys(n.lesson for n in notebooks if n.lesson is not None))
+        return sum(best.score for key in keys
+                   if (best := self.best(student, key, notebooks)) is not None)
 
     def merged(self, newer: "Gradebook", students: Iterable[str]) -> "Gradebook":
         """This gradebook with the given students' notebooks replaced by ``newer``'s."""
@@ -167,19 +219,41 @@ class Gradebook:
         kept = [n for n in self.notebooks if n.student not in replaced]
         notebooks = sorted(kept + [n for n in newer.notebooks if n.student in replaced],
                            key=_order)
-        return Gradebook(lessons=newer.lessons, notebooks=notebooks, seconds=newer.seconds,
-                         jobs=newer.jobs)
+        return self._with(newer, notebooks)
+
+    def merged_rows(self, newer: "Gradebook") -> "Gradebook":
+        """This gradebook with every (student, lesson) that ``newer`` graded replaced by its
+        notebooks; everything else kept."""
+        replaced = {n.key for n in newer.notebooks}
+        kept = [n for n in self.notebooks if n.key not in replaced]
+        return self._with(newer, sorted(kept + newer.notebooks, key=_order))
+
+    def lost_by(self, newer: "Gradebook") -> list[tuple[str, str]]:
+        """The (student, lesson) rows of this gradebook that ``newer`` has none of."""
+        covered = {n.key for n in newer.notebooks}
+        return sorted({n.key for n in self.notebooks} - covered)
+
+    def _with(self, newer: "Gradebook", notebooks: list[NotebookGrade]) -> "Gradebook":
+        lessons = {lesson.key: lesson for lesson in self.lessons}
+        lessons.update({lesson.key: lesson for lesson in newer.lessons})
+        return Gradebook(lessons=sorted(lessons.values(), key=lambda lesson: lesson.number),
+                         notebooks=notebooks, seconds=newer.seconds, jobs=newer.jobs,
+                         unattributed=newer.unattributed, people={**self.people, **newer.people},
+                         shard=None, secret_id=newer.secret_id or self.secret_id)
 
     def to_dict(self) -> dict[str, Any]:
         return {"lessons": [asdict(lesson) for lesson in self.lessons],
                 "notebooks": [notebook.to_dict() for notebook in self.notebooks],
-                "seconds": self.seconds, "jobs": self.jobs}
+                "seconds": self.seconds, "jobs": self.jobs, "unattributed": self.unattributed,
+                "people": self.people, "shard": self.shard, "secret_id": self.secret_id}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Gradebook":
         return cls(lessons=[LessonSummary(**lesson) for lesson in data["lessons"]],
                    notebooks=[NotebookGrade.from_dict(n) for n in data["notebooks"]],
-                   seconds=data.get("seconds", 0.0), jobs=data.get("jobs", 1))
+                   seconds=data.get("seconds", 0.0), jobs=data.get("jobs", 1),
+                   unattributed=data.get("unattributed", []), people=data.get("people", {}),
+                   shard=data.get("shard"), secret_id=data.get("secret_id", ""))
 
 
 def _order(notebook: NotebookGrade) -> tuple:

@@ -56,10 +56,11 @@ from .lessons import CHECKS_ALIAS, ReleasedLesson, load_lessons, normalize
 from .results import (CheckOutcome, ExerciseGrade, Gradebook, Issue, LessonSummary,
                       NotebookGrade)
 from .bounded import bounded
+from .signals import signals
 from .protocol import MAX_BYTES, ProtocolError, dumps, loads
 from .zygote import Run, Zygote, ZygoteError
-from .submissions import (Assembly, Step, Submission, UnreadableNotebook, assemble,
-                          find_submissions, identify, read_notebook, sha256)
+from .submissions import (Assembly, Found, Step, Submission, UnreadableNotebook, assemble,
+                          find_submissions, identify, read_notebook, sha256, stamp)
 
 __all__ = ["GradingOptions", "grade", "grade_submission", "run_assembly", "GraderError",
            "Interrupted"]
@@ -112,8 +113,11 @@ class GradingOptions:
     max_processes : int
         Processes (and threads) a notebook may run at once.
     seed : int, optional
-        The seed of the probes the split checks run on. None (the default) draws a secret one
-        per notebook; fix it only to reproduce a run.
+        The seed of the probes the split checks run on. None (the default) derives it from
+        ``secret`` and the (student, lesson) pair, or draws a random one per notebook when
+        there is no secret; fix it only to reproduce a run.
+    secret : bytes, optional
+        The course's probe secret (:mod:`.secret`).
     judge_timeout : float
         Seconds one check's judge may take on what a notebook sent back (in a fork of the
         grader, :mod:`.bounded`); past it the check scores 0, with the reason.
@@ -133,6 +137,7 @@ class GradingOptions:
     memory: int = 2 * 2**30
     max_processes: int = 64
     seed: int | None = None
+    secret: bytes | None = None
     judge_timeout: float = 5.0
     hint_timeout: float = 2.0
 
@@ -322,6 +327,9 @@ class Execution:
     output_chars: int = 0
     kernel_log: str = ""
     patched: dict[str, dict[str, None]] = field(default_factory=dict)
+    #: Records for another step than the one running (the driver sends them in order):
+    #: written into the grader's channel by the notebook itself
+    forged: int = 0
 
 
 def _first_line(source: str) -> str:
@@ -504,6 +512,14 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             _UIDS.give_back(uid)
         if parent is not None:
             shutil.rmtree(parent, ignore_errors=True)
+    if execution.forged:   # which of the step's records is the driver's cannot be told
+        execution.issues.append(Issue("forged", f"the notebook wrote {execution.forged} "
+                                      "record(s) of its own into the grader's channel; none of "
+                                      "its checks was judged, and they score 0"))
+        for i in splits:
+            execution.checks[i] = {"kind": "forged", "passed": False, "forged": True,
+                                   "message": "not judged: the notebook wrote records of its "
+                                              "own into the grader's channel"}
     for i, split in splits.items():
         record = execution.checks.get(i)
         if record is not None:
@@ -587,7 +603,9 @@ def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes
         except ProtocolError:
             continue       # not a record of the driver's: ignored
         if not isinstance(record, dict) or record.get("step") != index:
-            continue       # out of order or forged: only the next step's first record counts
+            if isinstance(record, dict) and "step" in record:
+                execution.forged += 1   # the driver sends each step once, in order
+            continue
         _take(record, steps[index], index, results[index], options, execution)
         index += 1
     line = None
@@ -775,6 +793,7 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
         failure = ""
     grade = NotebookGrade(student=submission.student, path=str(submission.path),
                           sha256=sha256(data), lesson=None, status="graded")
+    stamp(grade, submission)
     try:
         if failure:
             raise UnreadableNotebook(failure)
@@ -790,6 +809,7 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
         grade.seconds = time.monotonic() - start
         return grade
     grade.lesson, grade.max_score = lesson.key, lesson.max_points
+    stamp(grade, submission, notebook, lesson)
     execution = None
     if notebook is None:
         assembly = Assembly(steps=[])
@@ -802,10 +822,13 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
         assembly = assemble(notebook, lesson)
         grade.issues += assembly.issues
         if assembly.attempted:
-            execution = run_assembly(assembly, lesson, options)
+            execution = _run_retrying(assembly, lesson, _seeded(options, grade))
             grade.issues += execution.issues
             grade.issues += _cell_errors(assembly, execution, notebook, options.hint_timeout)
             grade.issues += _patches(execution)
+            grade.issues += [Issue("signal", text) for text in signals(
+                ((s.exercise, s.source) for s in assembly.steps if s.kind == "cell"
+                 and s.exercise in assembly.attempted), lesson.checks_module)]
             if any(issue.kind == "grader" for issue in execution.issues):
                 grade.status = "error"
         else:
@@ -815,6 +838,42 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
     grade.score = float(sum(exercise.points for exercise in grade.exercises))
     grade.seconds = round(time.monotonic() - start, 3)
     return grade
+
+
+def _seeded(options: GradingOptions, grade: NotebookGrade) -> GradingOptions:
+    """``options`` with the probe seed of this (student, lesson) when there is a secret."""
+    if options.seed is not None or options.secret is None:
+        return options
+    from .secret import seed_for
+    return dataclasses.replace(options, seed=seed_for(options.secret, grade.student,
+                                                      grade.lesson or grade.path))
+
+
+def _died(execution: Execution) -> Issue | None:
+    """The issue saying that the notebook's process stopped by itself mid-run, if any."""
+    return next((i for i in execution.issues if i.kind == "kernel died"
+                 and "process stopped while" in i.text), None)
+
+
+def _run_retrying(assembly: Assembly, lesson: ReleasedLesson,
+                  options: GradingOptions) -> Execution:
+    """:func:`run_assembly`, run once more when the notebook's process died mid-run.
+
+    A healthy notebook's kernel has been seen to die once in some hundreds of runs; a second
+    run tells that apart from a notebook that crashes. Either way the report says so."""
+    execution = run_assembly(assembly, lesson, options)
+    first = _died(execution)
+    if first is None or _LIVE.cancelled.is_set():
+        return execution
+    again = run_assembly(assembly, lesson, options)
+    if _died(again) is None:
+        again.issues.insert(0, Issue("retried", f"the first run failed ({first.text}); the "
+                                     "notebook was run again and this grade is the second "
+                                     "run's"))
+        return again
+    again.issues = [Issue(i.kind, i.text + " (it was run twice and stopped both times)")
+                    if i.kind == "kernel died" else i for i in again.issues]
+    return again
 
 
 def _patches(execution: Execution) -> list[Issue]:
@@ -936,7 +995,8 @@ def _grade_safely(submission: Submission, lessons: Mapping[int, ReleasedLesson],
 
 def _summaries(lessons: Mapping[int, ReleasedLesson]) -> list[LessonSummary]:
     return [LessonSummary(key=lesson.key, number=lesson.number, max_points=lesson.max_points,
-                          digest=lesson.digest, exercises=dict(lesson.exercises))
+                          digest=lesson.digest, exercises=dict(lesson.exercises),
+                          release=lesson.release)
             for lesson in sorted(lessons.values(), key=lambda lesson: lesson.number)]
 
 
@@ -958,7 +1018,8 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
           jobs: int = 1, released: str | os.PathLike[str] | None = None,
           checks_package: str | None = None, options: GradingOptions | None = None,
           progress: bool | None = False,
-          on_graded: Callable[[NotebookGrade], None] | None = None) -> Gradebook:
+          on_graded: Callable[[NotebookGrade], None] | None = None,
+          found: Found | None = None) -> Gradebook:
     """Grade every notebook under ``paths`` against the released lessons.
 
     Parameters
@@ -977,6 +1038,11 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
         Time limits and output caps.
     progress : bool or None
         Show a tqdm progress bar (None: only on a terminal).
+    on_graded : callable, optional
+        Called with each notebook's grade as it finishes (the journal of :mod:`.batch`).
+    found : Found, optional
+        The submissions to grade, already found (:func:`.submissions.scan`); ``paths`` and
+        ``students`` then only name them in messages.
 
     Returns
     -------
@@ -995,7 +1061,7 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     except LessonError as exc:
         raise GraderError(str(exc)) from exc
     try:
-        submissions = find_submissions(paths, students)
+        submissions = find_submissions(paths, students) if found is None else found.submissions
     except FileNotFoundError as exc:
         raise GraderError(str(exc)) from exc
     if not submissions:

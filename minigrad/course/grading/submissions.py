@@ -1,20 +1,30 @@
 """Finding submissions, naming their students, and building the notebook the grader runs.
 
-Layout (the first that applies names the student):
+Who handed a notebook in (the first that applies):
 
-* ``submissions/<student>/<NN>_<anything>.ipynb`` -- one folder per student (recommended);
-  deeper folders are fine, the first folder under the one given on the command line names
-  the student;
-* ``submissions/<student>_<NN>_<anything>.ipynb`` -- a flat folder, as learning-management
-  systems export them: the student is the part before the lesson number, less the
-  submission ids an export adds (``smithjohn_12345_67890_01_x.ipynb`` and
-  ``smithjohn_LATE_12345_67999_02_y.ipynb`` are both ``smithjohn_12345``);
-* a notebook given directly, or one sitting directly in the folder given, without a student
-  part in its name: the student is the name of the folder it is in.
+* ``submissions/<student>/.../<anything>.ipynb`` -- one folder per student (recommended): the
+  first folder under the one given on the command line names the student (a Moodle folder,
+  ``Jane Doe_123_assignsubmission_file_``, names Jane Doe);
+* a learning-management system's file name, whatever follows it:
 
-The lesson is the file name's ``NN`` prefix; when the name has none (or names no released
-lesson) the notebook's ``exercise:``/``check:`` tags tell. A notebook whose cells belong to
-another lesson than its name says is graded as the lesson its name says, and flagged.
+  - Canvas ``lastfirst_[LATE_]ID_FILEID_name``: the login-like name and the user id
+    (``doejane_12345``); ``LATE`` sets the notebook's late mark;
+  - Blackboard ``Assignment_username_attempt_YYYY-MM-DD-HH-MM-SS_name``: the user name;
+  - Moodle ``Full Name_NNN_assignsubmission_file_name``: the full name (NNN is a participant id
+    of one assignment, different in every lesson, so it never names the student);
+
+* ``submissions/<student>_<NN>_<anything>.ipynb``: the part before the lesson number;
+* a notebook given directly: the folder it is in. A folder given whose notebooks all lack a
+  student part (and that has no student folders) is one student's, named after the folder.
+
+Any other file is *unattributed*: listed in the report as such, never graded as an invented
+student. A roster (:mod:`.roster`) then maps each identity to a student of the course.
+
+The lesson is the ``NN`` prefix of what follows the identity (``01_x.ipynb``,
+``doejane_12345_678_02_y.ipynb``); when there is none, or it names no released lesson, the
+notebook's ``exercise:``/``check:`` tags (or ``metadata.minigrad.lesson``) tell. A notebook
+whose cells belong to another released lesson than its name says is graded as the lesson of
+its cells, and flagged.
 
 The notebook that runs is the *released* lesson with the student's exercise cells put in place
 (as nbgrader restores locked cells): every other cell is the released one, ``demo`` cells are
@@ -22,55 +32,150 @@ left out, and check cells become runs of the released checks (see :mod:`.runner`
 """
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import nbformat
 
 from .lessons import (ReleasedLesson, cell_ids, cell_tags, checksum, lesson_of, metadata_version,
-                      normalize)
-from .results import Issue
+                      normalize, release_changes, submitted_release)
+from .results import Issue, NotebookGrade
 
-__all__ = ["Submission", "find_submissions", "read_notebook", "identify", "assemble", "Step",
-           "Assembly", "UnreadableNotebook"]
+if TYPE_CHECKING:
+    from .roster import Roster
+
+__all__ = ["stamp", "Submission", "Found", "Unattributed", "find_submissions", "scan", "parse_name",
+           "NameParts", "read_notebook", "identify", "assemble", "Step", "Assembly",
+           "UnreadableNotebook", "shard_of"]
 
 _NAME = re.compile(r"^(?:(?P<student>.+?)[_\-\s]+)?(?P<number>\d{2})(?:[_\-\s.]|$)")
+_NUMBER = re.compile(r"^(?P<number>\d{2})(?:[_\-\s.]|$)")
 _SKIP_DIRS = {"__pycache__", "node_modules"}
+
+# The identity part of the file names learning-management systems give a download:
+#   Canvas      doejane_12345_67890_x.ipynb, doejane_LATE_12345_67890_x.ipynb (user id, then a
+#               file id that changes with every upload)
+#   Blackboard  Lesson 1_jdoe_attempt_2026-09-01-12-30-00_x.ipynb
+#   Moodle      Jane Doe_4242_assignsubmission_file_x.ipynb (4242: a participant id of this
+#               assignment only)
+_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_?"
+                     r"(?P<rest>.*)$", re.S)
+_CANVAS = re.compile(r"^(?P<login>[^_\s]+)(?P<late>_late)?_(?P<user>\d{3,})_(?P<file>\d{3,})"
+                     r"(?:_(?P<rest>.*))?$", re.S | re.I)
+_BLACKBOARD = re.compile(r"^(?P<assignment>.*?)_?(?P<user>[^_]+)_attempt_"
+                         r"(?P<date>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<rest>.*))?$", re.S)
+
+
+@dataclass(frozen=True)
+class NameParts:
+    """What a file (or folder) name says about who handed it in.
+
+    ``student`` is the identity (None when the name has none), ``source`` the format that
+    matched (``"canvas"``, ``"blackboard"``, ``"moodle"``, ``"name"``), ``rest`` what follows the
+    identity (where the lesson number is looked for), ``late`` Canvas's ``LATE`` mark, ``user_id``
+    Canvas's numeric user id (what a Canvas gradebook export calls ``ID``), ``login`` the
+    login-like part (Canvas's ``lastfirst``, Blackboard's user name).
+    """
+
+    student: str | None
+    source: str
+    rest: str
+    late: bool = False
+    user_id: str = ""
+    login: str = ""
+
+
+def parse_name(name: str) -> NameParts:
+    """Split a submission's file name (or a student folder's name) into identity and rest.
+
+    >>> parse_name("doejane_LATE_12345_67890_lesson1.ipynb")
+    NameParts(student='doejane_12345', source='canvas', rest='lesson1.ipynb', late=True, user_id='12345', login='doejane')
+    >>> parse_name("Jane Doe_4242_assignsubmission_file_01_x.ipynb").student
+    'Jane Doe'
+    >>> parse_name("09_toy.ipynb").student is None
+    True
+    """
+    match = _MOODLE.match(name)
+    if match and match["name"].strip():
+        return NameParts(" ".join(match["name"].split()), "moodle", match["rest"] or "")
+    match = _CANVAS.match(name)
+    if match:
+        return NameParts(f"{match['login']}_{match['user']}", "canvas", match["rest"] or "",
+                         late=bool(match["late"]), user_id=match["user"], login=match["login"])
+    match = _BLACKBOARD.match(name)
+    if match:
+        return NameParts(match["user"], "blackboard", match["rest"] or "", login=match["user"])
+    match = _NAME.match(name)
+    if match and match["student"]:
+        student = match["student"]
+        return NameParts(student, "name", name[len(student):].lstrip("_- "), login=student)
+    return NameParts(None, "", name)
 
 
 @dataclass(frozen=True)
 class Submission:
-    """A notebook on disk and the student it belongs to."""
+    """A notebook on disk and the student it belongs to.
+
+    ``rest`` is the part of the file name after the student's identity (where the lesson
+    number is read); ``late`` the LMS's late mark; ``name``, ``section`` and ``note`` come from
+    a roster (``note`` says what did not match it).
+    """
 
     path: Path
     student: str
+    rest: str | None = None
+    late: bool = False
+    source: str = ""
+    user_id: str = ""
+    login: str = ""
+    name: str = ""
+    section: str = ""
+    note: str = ""
 
     @property
     def number_in_name(self) -> int | None:
         """The lesson number the file name starts with (after any student part), if any."""
-        match = _NAME.match(self.path.name)
+        if self.rest is None:
+            match = _NAME.match(self.path.name)
+            return int(match["number"]) if match else None
+        match = _NUMBER.match(self.rest)
         return int(match["number"]) if match else None
 
 
-# What learning-management systems put after the student's name in an export's file names:
-# Canvas "smithjohn_12345_67890_..." or "smithjohn_LATE_12345_67890_..." (user id, then a
-# submission id that changes with every upload), Moodle "John Smith_12345_assignsubmission_file_".
-_LMS = re.compile(r"^(?P<name>.+?)(?:_LATE)?_(?P<user>\d{3,})(?:_\d+)*"
-                  r"(?:_assignsubmission_file)?_*$")
+@dataclass(frozen=True)
+class Unattributed:
+    """A notebook that the grader cannot credit to anyone, and why."""
+
+    path: Path
+    why: str
+
+
+@dataclass
+class Found:
+    """What :func:`scan` found: the submissions, and the notebooks nobody can be credited with."""
+
+    submissions: list[Submission]
+    unattributed: list[Unattributed] = field(default_factory=list)
+
+
+def shard_of(key: str, shards: int) -> int:
+    """The shard (0 .. shards-1) that grades ``key`` (a student): the same on every machine."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % shards
 
 
 def _student_in_name(filename: str) -> str | None:
-    match = _NAME.match(filename)
-    if not match or not match["student"]:
-        return None
-    student = match["student"]
-    lms = _LMS.match(student)
-    return f"{lms['name']}_{lms['user']}" if lms else student
+    return parse_name(filename).student
+
+
+def _from_name(path: Path, parts: NameParts, student: str | None = None) -> Submission:
+    return Submission(path, student or parts.student or "", rest=parts.rest, late=parts.late,
+                      source=parts.source, user_id=parts.user_id, login=parts.login)
 
 
 def _notebooks_under(folder: Path) -> Iterable[Path]:
@@ -81,9 +186,9 @@ def _notebooks_under(folder: Path) -> Iterable[Path]:
                 yield Path(root) / name
 
 
-def find_submissions(paths: Sequence[str | os.PathLike[str]],
-                     students: Iterable[str] | None = None) -> list[Submission]:
-    """Every notebook under ``paths``, with its student, sorted by student then path.
+def scan(paths: Sequence[str | os.PathLike[str]], students: Iterable[str] | None = None,
+         roster: "Roster | None" = None, shard: tuple[int, int] | None = None) -> Found:
+    """Every notebook under ``paths``, with its student, and those that have none.
 
     Parameters
     ----------
@@ -92,6 +197,10 @@ def find_submissions(paths: Sequence[str | os.PathLike[str]],
         ``.ipynb_checkpoints`` are skipped).
     students : iterable of str, optional
         Keep only these students' notebooks.
+    roster : Roster, optional
+        Names each identity as the course's student (:meth:`.roster.Roster.attribute`).
+    shard : (index, count), optional
+        Keep only the students (and unattributed files) of shard ``index`` of ``count``.
 
     Raises
     ------
@@ -99,22 +208,65 @@ def find_submissions(paths: Sequence[str | os.PathLike[str]],
         When a path does not exist.
     """
     found: dict[Path, Submission] = {}
+    lost: dict[Path, Unattributed] = {}
     for given in map(Path, paths):
         if given.is_dir():
             folder = given.resolve()
-            for path in _notebooks_under(folder):
-                relative = path.relative_to(folder)
-                student = relative.parts[0] if len(relative.parts) > 1 else (
-                    _student_in_name(path.name) or folder.name)
-                found.setdefault(path.resolve(), Submission(path, student))
+            notebooks = list(_notebooks_under(folder))
+            relative = [p.relative_to(folder) for p in notebooks]
+            loose = [p for p, r in zip(notebooks, relative) if len(r.parts) == 1]
+            one_student = not any(len(r.parts) > 1 for r in relative) and all(
+                parse_name(p.name).student is None for p in loose)
+            for path, rel in zip(notebooks, relative):
+                if len(rel.parts) > 1:
+                    folder_parts = parse_name(rel.parts[0])
+                    student = folder_parts.student if folder_parts.source in (
+                        "moodle", "canvas", "blackboard") else rel.parts[0]
+                    parts = parse_name(path.name)
+                    if parts.source not in ("canvas", "blackboard", "moodle"):
+                        parts = NameParts(student, "folder", path.name)
+                    sub = _from_name(path, parts, student)
+                elif (parts := parse_name(path.name)).student is not None:
+                    sub = _from_name(path, parts)
+                elif one_student:
+                    sub = _from_name(path, NameParts(folder.name, "folder", path.name))
+                else:
+                    lost.setdefault(path.resolve(), Unattributed(path, (
+                        "its name has no student part (lastfirst_ID_FILEID_…, …_user_attempt_"
+                        "…, Full Name_NNN_assignsubmission_file_…, student_NN_…) and it is not "
+                        "in a student's folder")))
+                    continue
+                found.setdefault(path.resolve(), sub)
         elif given.is_file():
-            student = _student_in_name(given.name) or given.resolve().parent.name
-            found.setdefault(given.resolve(), Submission(given, student))
+            parts = parse_name(given.name)
+            if parts.student is None:
+                parts = NameParts(given.resolve().parent.name, "folder", given.name)
+            found.setdefault(given.resolve(), _from_name(given, parts))
         else:
             raise FileNotFoundError(f"no such notebook or folder: {given}")
+    subs = list(found.values())
+    if roster is not None:
+        subs = [roster.attribute(s) for s in subs]
     wanted = set(students) if students is not None else None
-    return sorted((s for s in found.values() if wanted is None or s.student in wanted),
-                  key=lambda s: (s.student, str(s.path)))
+    subs = [s for s in subs if wanted is None or s.student in wanted]
+    unattributed = sorted(lost.values(), key=lambda u: str(u.path)) if wanted is None else []
+    if shard is not None:
+        index, count = shard
+        subs = [s for s in subs if shard_of(s.student, count) == index]
+        unattributed = [u for u in unattributed if shard_of(u.path.name, count) == index]
+    return Found(sorted(subs, key=lambda s: (s.student, str(s.path))), unattributed)
+
+
+def find_submissions(paths: Sequence[str | os.PathLike[str]],
+                     students: Iterable[str] | None = None) -> list[Submission]:
+    """The attributed notebooks under ``paths``, sorted by student then path (see :func:`scan`).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a path does not exist.
+    """
+    return scan(paths, students).submissions
 
 
 class UnreadableNotebook(ValueError):
@@ -166,24 +318,26 @@ def identify(notebook: Mapping | None, submission: Submission,
              lessons: Mapping[int, ReleasedLesson]) -> tuple[ReleasedLesson | None, list[Issue]]:
     """Which released lesson a submission is, and any doubt about it.
 
-    The file name's lesson number wins when it names a released lesson; otherwise the
-    notebook's tags (or ``metadata.minigrad.lesson``) decide.
+    The notebook's own cells (their ``exercise:``/``check:`` tags) win when they are a
+    released lesson's; otherwise the file name's lesson number, then
+    ``metadata.minigrad.lesson``. A name and cells that disagree are an issue.
     """
     issues: list[Issue] = []
     in_name = submission.number_in_name
     in_cells = _lesson_in_cells(notebook) if notebook is not None else None
+    if in_cells in lessons:
+        if in_name is not None and in_name != in_cells:
+            issues.append(Issue("misnamed", f"the file is named as lesson {in_name} but its "
+                                f"exercise and check cells are lesson {in_cells}'s: it was "
+                                f"graded as lesson {in_cells}"))
+        return lessons[in_cells], issues
     if in_name in lessons:
         lesson = lessons[in_name]
         if in_cells is not None and in_cells != in_name:
             issues.append(Issue("wrong lesson", f"the file is named as lesson {in_name} but its "
-                                f"exercise and check cells are lesson {in_cells}'s: it was "
-                                f"graded as lesson {in_name}"))
+                                f"exercise and check cells are lesson {in_cells}'s, which was "
+                                f"not released"))
         return lesson, issues
-    if in_cells in lessons:
-        if in_name is not None:
-            issues.append(Issue("wrong lesson", f"the file name says lesson {in_name}, which "
-                                f"was not released; its cells are lesson {in_cells}'s"))
-        return lessons[in_cells], issues
     what = f"lesson {in_cells}, which was not released" if in_cells is not None else \
         "no lesson (no NN_ prefix in its name and no exercise or check tags)"
     issues.append(Issue("unidentified", f"the notebook looks like {what}"))
@@ -277,7 +431,12 @@ def assemble(notebook: Mapping, lesson: ReleasedLesson) -> Assembly:
     foreign = [i for i in foreign if lesson_of(i) == lesson.number
                and i not in lesson.exercise_cells and i not in lesson.check_cells]
     theirs, ours = metadata_version(notebook), lesson.version
-    if foreign or (theirs is not None and ours is not None and theirs != ours):
+    changes = release_changes(notebook, lesson)
+    if changes:
+        issues.append(Issue("old release", f"this notebook was handed out in release "
+                            f"{submitted_release(notebook)} of lesson {lesson.number}; it was "
+                            f"graded with release {lesson.release}: " + "; ".join(changes)))
+    elif foreign or (theirs is not None and ours is not None and theirs != ours):
         why = f"it has exercises the release does not ({', '.join(foreign)})" if foreign else \
             f"its metadata says version {theirs}, the release is {ours}"
         issues.append(Issue("other version", f"this notebook is from another version of lesson "
@@ -296,6 +455,21 @@ def assemble(notebook: Mapping, lesson: ReleasedLesson) -> Assembly:
         elif "demo" not in cell_tags(cell):
             assembly.steps.append(Step("cell", cell.source, f"cell {index + 1}"))
     return assembly
+
+
+def stamp(grade: NotebookGrade, submission: Submission, notebook: Mapping | None = None,
+          lesson: ReleasedLesson | None = None) -> None:
+    """Write onto ``grade`` what the submission's name, the roster and the release say: the
+    late mark, a "not on roster" issue, the release graded with and the one handed in."""
+    grade.late = submission.late
+    if not grade.graded_at:
+        grade.graded_at = datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds")
+    if submission.note and not any(i.kind == "not on roster" for i in grade.issues):
+        grade.issues.insert(0, Issue("not on roster", submission.note))
+    if lesson is not None:
+        grade.release = lesson.release
+        grade.submitted_release = submitted_release(notebook)
 
 
 def _id_order(exercise_id: str) -> tuple:
