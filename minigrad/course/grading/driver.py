@@ -22,9 +22,15 @@ that no ``atexit`` hook of the submission runs.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import builtins
 import contextlib
 import importlib
+import importlib.util
 import io
+import json
+import json.encoder
 import os
 import resource
 import signal
@@ -34,7 +40,69 @@ import traceback
 import types
 from typing import Any, Callable
 
+import numpy as np
+import numpy.lib.format
+
+from minigrad.course.grading import protocol, seccomp
+
 __all__ = ["main", "drop_privileges"]
+
+# The driver's own references to everything a record goes through, taken when this module is
+# imported (in the zygote, or first thing in a driver of its own: before any student code).
+# Records are written with these, never with what the names hold later; and a notebook that
+# replaced any of them gets its checks' records marked as forged (a zero, with the reason).
+_DUMPS, _LOADS, _PROTOCOL_ERROR = protocol.dumps, protocol.loads, protocol.ProtocolError
+_IMPORT = importlib.import_module
+_SELF = sys.modules[__name__]   # (IPython later puts its own module in as __main__)
+_GUARDED_MODULES = (protocol, json, json.encoder, base64, binascii, io, np, np.lib.format,
+                    sys.modules[getattr(np.save, "_implementation", np.save).__module__],
+                    builtins, importlib)
+_NO_NEW_NAMES = (protocol, json, json.encoder)   # a new global there would shadow a builtin
+
+
+def _snapshot() -> tuple[list[tuple[Any, str, Any]], dict[int, frozenset[str]]]:
+    """What the serializer's path consists of now: every attribute of its modules (and of
+    this one), every function's code, and the names each module defines."""
+    items: list[tuple[Any, str, Any]] = []
+    owners: list[Any] = [*_GUARDED_MODULES, _SELF, json.JSONEncoder,
+                         json.JSONDecoder]
+    for owner in owners:
+        for name, value in list(vars(owner).items()):
+            if owner is _SELF and name in _OWN_STATE:
+                continue
+            items.append((owner, name, value))
+            code = getattr(value, "__code__", None)
+            if isinstance(code, types.CodeType):
+                items.append((value, "__code__", code))
+                items.append((value, "__defaults__", getattr(value, "__defaults__", None)))
+    names = {id(m): frozenset(vars(m)) for m in (*_NO_NEW_NAMES, _SELF)}
+    return items, names
+
+
+def _attribute(owner: Any, name: str, default: Any) -> Any:
+    """``owner``'s own attribute ``name`` (its ``__dict__`` entry; a function's code and
+    defaults), without running any descriptor of a class."""
+    if isinstance(owner, types.FunctionType):
+        return getattr(owner, name, default)
+    return vars(owner).get(name, default)
+
+
+#: Names of this module that change after the snapshot, by design.
+_OWN_STATE = frozenset({"_SNAPSHOT", "_IMPORTS", "_CHECKS_DIR"})
+
+
+def _tampered(snapshot: tuple[list[tuple[Any, str, Any]], dict[int, frozenset[str]]],
+              extra: list[tuple[Any, str, Any]]) -> list[str]:
+    """What of the snapshot (and of ``extra``: the import system) was replaced since."""
+    items, names = snapshot
+    missing = object()
+    found = [f"{getattr(owner, '__name__', type(owner).__name__)}.{name}"
+             for owner, name, value in (*items, *extra)
+             if _attribute(owner, name, missing) is not value]
+    for module in (*_NO_NEW_NAMES, _SELF):
+        added = set(vars(module)) - names.get(id(module), frozenset())
+        found += [f"{module.__name__}.{name} (added)" for name in sorted(added)]
+    return found[:20]
 
 
 class _Counter(io.TextIOBase):
@@ -190,7 +258,7 @@ def _suspicious(package: str) -> list[str]:
     for name, module in list(sys.modules.items()):
         top = name.partition(".")[0]
         if (name not in ("numpy", "numpy.testing") and top != "minigrad") or name == package \
-                or name.startswith(package + ".") or name.startswith("minigrad.course.grading"):
+                or name.startswith(package + "."):
             continue
         try:
             items = list(vars(module).items())
@@ -233,14 +301,18 @@ class _Recorder:
     def call(self, lesson: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
              ) -> None:
         _fresh_checks(self._package)
-        module = importlib.import_module(f"{self._package}.{lesson}")
+        module = _IMPORT(f"{self._package}.{lesson}")
         check = getattr(module, name)
         split = getattr(check, "split", None)
-        failed = getattr(importlib.import_module(self._package), "CheckFailed", AssertionError)
+        failed = getattr(_IMPORT(self._package), "CheckFailed", AssertionError)
+        elsewhere = _not_from(module, split, _CHECKS_DIR)
         try:
             if split is not None and self._step.get("probes") is not None:
                 outputs = split.run(self._step["probes"], *args, **kwargs)
                 self.record = {"kind": "outputs", "outputs": outputs}
+                if elsewhere:
+                    self.record = _forged(f"the check's run came from {elsewhere}, not from "
+                                          "the installed checks")
             else:
                 check(*args, **kwargs)
                 self.record = {"kind": "self-reported", "passed": True}
@@ -249,9 +321,30 @@ class _Recorder:
                            "where": _where(exc)}
 
 
+def _forged(why: str) -> dict[str, Any]:
+    """The record of a check whose values cannot be trusted: a zero, with the reason."""
+    return {"kind": "forged", "passed": False, "forged": True,
+            "message": f"not judged: {why}. The grader scores a check only on values its own "
+                       "driver sent"}
+
+
+def _not_from(module: Any, split: Any, folder: str | None) -> str:
+    """Where the check module, or its run, came from when that is not ``folder`` (the
+    checks package's folder, found before any student code ran); "" when it is."""
+    if not folder:
+        return ""
+    run = getattr(split, "run", None)
+    code = getattr(getattr(run, "__wrapped__", run), "__code__", None)
+    for where in (getattr(module, "__file__", None),
+                  getattr(code, "co_filename", None) if code is not None else folder):
+        if not isinstance(where, str) or not os.path.realpath(where).startswith(folder):
+            return str(where)[:200]
+    return ""
+
+
 def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Counter
               ) -> dict[str, Any]:
-    from minigrad.course.grading.protocol import ProtocolError, dumps
+    dumps, ProtocolError = _DUMPS, _PROTOCOL_ERROR   # the driver's own (see _snapshot)
 
     limit = int(job.get("max_chars", 4000))
     timed_out = False
@@ -304,6 +397,10 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
     record["output"] = out.take()[-limit:]
     if recorder is not None and recorder.record is not None and not timed_out:
         record["check"] = recorder.record
+        tampered = _tampered(_SNAPSHOT, []) + _imports_changed()
+        if tampered and recorder.record.get("kind") == "outputs":
+            record["check"] = _forged("the notebook replaced what the driver sends results "
+                                      "through (" + ", ".join(tampered[:5]) + ")")
     if recorder is not None:
         record["replaced"], record["suspicious"] = recorder.replaced, recorder.suspicious
     try:
@@ -317,6 +414,17 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
 
 
 _MISSING = object()
+_SNAPSHOT: Any = ([], {})
+_IMPORTS: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+_CHECKS_DIR: str | None = None
+
+
+def _imports_changed() -> list[str]:
+    """The import system's hooks, when the notebook changed them (a finder of its own could
+    serve other checks than the installed ones)."""
+    now = (tuple(sys.meta_path), tuple(sys.path_hooks))
+    return [name for name, before, after in zip(("sys.meta_path", "sys.path_hooks"), _IMPORTS,
+                                                now) if before != after]
 
 
 def main() -> None:
@@ -330,6 +438,13 @@ def main() -> None:
         os.dup2(null, fd)
     _limits(job)
     drop_privileges(job.get("uid"))
+    if job.get("seccomp", True):
+        why = seccomp.install()   # no kernel keys, no user namespaces (see .seccomp)
+        if why and sys.platform.startswith("linux") and seccomp.SYSCALLS.get(os.uname().machine):
+            raise SystemExit(why)
+    with contextlib.suppress(OSError):   # under memory pressure, the notebook's processes go
+        with open("/proc/self/oom_score_adj", "w") as adj:   # first (the zygote stays)
+            adj.write("1000")
     os.chdir(job.get("cwd", "/tmp"))
     out = _Counter(int(job.get("max_chars", 4000)))
     sys.stdout = sys.stderr = out
@@ -342,6 +457,12 @@ def main() -> None:
     config.InteractiveShell.xmode = "Plain"
     shell = InteractiveShell.instance(config=config)
     shell.user_ns["__name__"] = "__main__"
+    global _SNAPSHOT, _IMPORTS, _CHECKS_DIR
+    _SNAPSHOT = _snapshot()   # the last moment before student code: what records go through
+    _IMPORTS = (tuple(sys.meta_path), tuple(sys.path_hooks))
+    spec = importlib.util.find_spec(job["package"])
+    places = list(getattr(spec, "submodule_search_locations", None) or [])
+    _CHECKS_DIR = os.path.join(os.path.realpath(places[0]), "") if places else None
     channel.write('{"ready":true}\n')
     channel.flush()
     for step in job["steps"]:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 __all__ = ["available", "SandboxSpec", "command", "environment", "UidPool", "FIRST_UID",
-           "compile_package"]
+           "compile_package", "masked", "GRADER_ONLY", "Cgroup"]
 
 #: The first of the user ids the jobs run as when the grader is root (one per job).
 FIRST_UID = 61000
@@ -141,6 +141,35 @@ def compile_package() -> bool:
         return False
 
 
+#: Modules of this package that the sandbox does not hold, with the file mounted in their
+#: place (relative to the package): the demos' reference implementations, and the checks'
+#: judges, which compute the expected values.
+GRADER_ONLY = {"course/demos.py": "course/grading/sandbox_demos.py"}
+#: Folders of grader-only modules: every ``.py`` in them is hidden.
+GRADER_ONLY_FOLDERS = ("course/checks/judges",)
+
+
+def masked() -> dict[str, str]:
+    """``{hidden file: file mounted over it}`` for the sandbox: each grader-only module, and
+    its byte code in ``__pycache__`` (over which the stand-in's source is mounted: not byte
+    code, so Python ignores it and never reads the original's)."""
+    package = _package_dir()
+    absent = str(package / "course" / "grading" / "sandbox_absent.py")
+    pairs = {str(package / hidden): str(package / stand_in)
+             for hidden, stand_in in GRADER_ONLY.items()}
+    for folder in GRADER_ONLY_FOLDERS:
+        pairs.update({str(p): absent for p in sorted((package / folder).glob("*.py"))})
+    found = {}
+    for hidden, stand_in in pairs.items():
+        if not os.path.isfile(hidden):
+            continue
+        found[hidden] = stand_in
+        source = Path(hidden)
+        for cached in sorted((source.parent / "__pycache__").glob(f"{source.stem}.*.pyc")):
+            found[str(cached)] = stand_in
+    return found
+
+
 def environment(spec: SandboxSpec) -> dict[str, str]:
     """The whole environment of the sandbox: a fixed allow-list, nothing of the grader's.
 
@@ -213,7 +242,14 @@ def command(spec: SandboxSpec, sandboxed: bool = True, zygote: dict[str, Any] | 
                 argv += ["--perms", "0755", "--dir", str(above)]
     for path in paths:
         argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
+    for hidden, stand_in in masked().items():   # no reference code, no judge in the sandbox
+        argv += ["--ro-bind", stand_in, hidden]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if zygote is None:   # (a zygote mounts a fresh one for each notebook)
+        argv += ["--tmpfs", "/dev/shm"]
+    # nothing but /tmp (and /dev/shm) is writable: not the root bubblewrap builds (a tmpfs that
+    # every notebook of a job would share), not /dev
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp"]
     for name, value in env.items():
         argv += ["--setenv", name, value]
     if zygote is not None:

@@ -46,10 +46,11 @@ from typing import Any
 __all__ = ["main", "WARM"]
 
 #: What the zygote imports once, for every notebook of its job (missing ones are skipped).
+#: Never the demos (their stand-in in the sandbox has no reference) nor a judge (absent there).
 WARM = ("numpy", "matplotlib", "matplotlib.pyplot", "IPython.core.interactiveshell",
         "traitlets.config", "minigrad", "minigrad.functional", "minigrad.nn", "minigrad.optim",
         "minigrad.data", "minigrad.graph", "minigrad.gradcheck", "minigrad.course.scalar",
-        "minigrad.course.byhand", "minigrad.course.demos", "minigrad.course.checks",
+        "minigrad.course.byhand", "minigrad.course.checks",
         "minigrad.course.checks.lesson1", "minigrad.course.checks.lesson2",
         "minigrad.course.checks.lesson3", "minigrad.course.checks.lesson4",
         "minigrad.course.widgets", "minigrad.course.grading.driver",
