@@ -74,10 +74,13 @@ class StateGuard:
 
     def __init__(self, step: Callable[..., Any], optimizers: list[Any]) -> None:
         # four flat tables, each checked by one C loop: where a value sits and which it was
-        self._maps: list[Any] = []        # dicts, lists, tuples and closure cells ...
-        self._keys: list[Any] = []        # ... the key or index (or None: a cell) in each ...
+        self._maps: list[Any] = []        # dicts, lists and tuples ...
+        self._keys: list[Any] = []        # ... the key or index in each ...
         self._values: list[Any] = []      # ... and the object found there
         self._where: list[str] = []       # its path, for the message
+        self._cells: list[Any] = []       # closure cells, and what they held
+        self._cell_values: list[Any] = []
+        self._cell_where: list[str] = []
         self._sized: list[Any] = []       # containers whose length is checked
         self._sizes: list[int] = []
         self._sized_where: list[str] = []
@@ -106,6 +109,9 @@ class StateGuard:
         self._sized_where.append(where)
 
     def _walk_callable(self, fn: Any, where: str, depth: int) -> None:
+        if id(fn) in self._seen and depth > 0:
+            return
+        self._seen.add(id(fn))
         if isinstance(fn, functools.partial):
             self._walk(fn.func, f"{where}.func", depth + 1)
             self._walk(fn.args, f"{where}.args", depth + 1)
@@ -123,7 +129,9 @@ class StateGuard:
                     value = cell.cell_contents
                 except ValueError:  # a cell not filled yet
                     continue
-                self._slot(cell, None, value, f"{where}: {name}")
+                self._cells.append(cell)
+                self._cell_values.append(value)
+                self._cell_where.append(f"{where}: {name}")
                 if _is_state(value):
                     self._walk(value, name, depth + 1)
         g = fn.__globals__
@@ -139,6 +147,9 @@ class StateGuard:
         from .optim import Optimizer
 
         if depth > _MAX_DEPTH or id(value) in self._seen:
+            return
+        if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
+            self._walk_callable(value, where, depth + 1)
             return
         self._seen.add(id(value))
         if isinstance(value, Tensor):
@@ -164,8 +175,6 @@ class StateGuard:
                 if _is_state(item):
                     self._slot(value, key, item, f"{where}[{key!r}]")
                     self._walk(item, f"{where}[{key!r}]", depth + 1)
-        elif isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
-            self._walk_callable(value, where, depth + 1)
 
     def _walk_attributes(self, obj: Any, where: str, depth: int) -> None:
         from .nn import Module
@@ -183,30 +192,43 @@ class StateGuard:
     # --- checking ------------------------------------------------------------------------------
 
     def changed(self) -> str | None:
-        """None if everything the step reached is as recorded; else what changed, in words."""
-        if list(map(len, self._sized)) != self._sizes:
-            for c, n, where in zip(self._sized, self._sizes, self._sized_where):
-                if len(c) != n:
-                    return f"{where} holds {len(c)} items, {n} when the step was recorded"
-        found = list(map(_lookup, self._maps, self._keys))
-        if not all(map(operator.is_, found, self._values)):
-            for got, want, where in zip(found, self._values, self._where):
-                if got is not want:
-                    return (f"{where} is another object ({_name(got)}) than when the step was "
-                            f"recorded ({_name(want)})")
-        if list(map(_requires_grad, self._tensors)) != self._flags:
-            for t, flag, where in zip(self._tensors, self._flags, self._tensor_where):
-                if t.requires_grad != flag:
-                    return f"{where}.requires_grad is {t.requires_grad}, {flag} when recorded"
-        if not all(map(operator.is_, map(_data, self._tensors), self._datas)):
-            for t, data, where in zip(self._tensors, self._datas, self._tensor_where):
-                if t.data is not data:
-                    return f"{where}.data is another array than when the step was recorded"
-        if list(map(_version, self._optimizers)) != self._versions:
-            for opt, version in zip(self._optimizers, self._versions):
-                if opt._version != version:
-                    return (f"a setting or the state of {type(opt).__name__} changed (only "
-                            "lr is read again at each replay)")
+        """None if everything the step reached is as recorded; else what changed, in words.
+
+        The usual answer (nothing changed) is six loops that run in C, no Python per item;
+        only a change is looked for item by item, to name it.
+        """
+        try:
+            same = (list(map(len, self._sized)) == self._sizes
+                    and all(map(operator.is_, map(operator.getitem, self._maps, self._keys),
+                                self._values))
+                    and all(map(operator.is_, map(_contents, self._cells), self._cell_values))
+                    and list(map(_requires_grad, self._tensors)) == self._flags
+                    and all(map(operator.is_, map(_data, self._tensors), self._datas))
+                    and list(map(_version, self._optimizers)) == self._versions)
+        except (KeyError, IndexError, TypeError, ValueError):  # a key gone, a cell emptied
+            same = False
+        return None if same else self._what_changed()
+
+    def _what_changed(self) -> str | None:
+        for c, n, where in zip(self._sized, self._sizes, self._sized_where):
+            if len(c) != n:
+                return f"{where} holds {len(c)} items, {n} when the step was recorded"
+        slots = zip(map(_lookup, self._maps, self._keys), self._values, self._where)
+        cells = zip(map(_lookup_cell, self._cells), self._cell_values, self._cell_where)
+        for got, want, where in (*slots, *cells):
+            if got is not want:
+                return (f"{where} is another object ({_name(got)}) than when the step was "
+                        f"recorded ({_name(want)})")
+        for t, flag, where in zip(self._tensors, self._flags, self._tensor_where):
+            if t.requires_grad != flag:
+                return f"{where}.requires_grad is {t.requires_grad}, {flag} when recorded"
+        for t, data, where in zip(self._tensors, self._datas, self._tensor_where):
+            if t.data is not data:
+                return f"{where}.data is another array than when the step was recorded"
+        for opt, version in zip(self._optimizers, self._versions):
+            if opt._version != version:
+                return (f"a setting or the state of {type(opt).__name__} changed (only "
+                        "lr is read again at each replay)")
         return None
 
     def only_arrays_changed(self) -> bool:
@@ -215,6 +237,7 @@ class StateGuard:
         optimizers."""
         return (list(map(len, self._sized)) == self._sizes
                 and all(map(operator.is_, map(_lookup, self._maps, self._keys), self._values))
+                and all(map(operator.is_, map(_lookup_cell, self._cells), self._cell_values))
                 and list(map(_requires_grad, self._tensors)) == self._flags
                 and list(map(_version, self._optimizers)) == self._versions)
 
@@ -223,17 +246,20 @@ _MISSING = object()
 
 
 def _lookup(container: Any, key: Any) -> Any:
-    if key is None:  # a closure cell
-        try:
-            return container.cell_contents
-        except ValueError:
-            return _MISSING
     try:
         return container[key]
     except (KeyError, IndexError, TypeError):
         return _MISSING
 
 
+def _lookup_cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+_contents = operator.attrgetter("cell_contents")
 _requires_grad = operator.attrgetter("requires_grad")
 _data = operator.attrgetter("data")
 _version = operator.attrgetter("_version")
