@@ -55,17 +55,21 @@ computes what the step would:
 * a step that takes keyword arguments, tensors that require grad, or arrays that are not
   NumPy's (CuPy, array-api-strict): eager.
 
-What it cannot see: Python state the step's code branches on that is not an array value, such
-as ``model.train()`` / ``model.eval()`` or ``requires_grad`` switched between calls. A replay
-repeats what the recorded calls did; compile a separate step for each mode.
+State the step reaches (the objects named by its closure cells and the globals it uses, and
+what they own: modules, their ``training`` flags, parameters, ``requires_grad``, optimizers and
+their settings) is guarded (:mod:`minigrad.compile_guards`): a change records again, and
+:attr:`CompiledStep.changes` says what changed. An optimizer's ``lr`` is read again at each
+replay, so a schedule replays. What it cannot see: a Python number the step uses as a
+constant (in its closure or an attribute); after changing one, call :meth:`CompiledStep.reset`.
 
-Changing an optimizer's hyperparameters (``opt.lr = ...``) or loading its state makes the next
-call record again; replacing a parameter's array (``p.data = ...``) too. What a replay returns
-is a new tensor holding a copy of what the step returned (the loss), without a graph. After a
-replay, each parameter's ``.grad`` is the gradient of that step, in the buffer it was recorded
-in (as with a fused optimizer: copy it to keep it). The recording patches ``numpy.zeros``,
-``empty``, ``ones``, ``full`` and ``lib.stride_tricks.as_strided`` while it runs (one thread at
-a time), so that arrays the engine makes with them are seen too.
+What a replay returns is a new tensor holding a copy of what the step returned (the loss),
+without a graph. After a replay, each parameter's ``.grad`` is the gradient of that step, in
+the buffer it was recorded in (as with a fused optimizer: copy it to keep it). The engine's
+NumPy namespace (``backend.namespace``) reports the arrays that ``zeros``, ``empty``, ``ones``,
+``full`` and ``as_strided`` make to the recording thread's hook (``backend.creation_hook``),
+so that they are seen too: NumPy itself is never patched, and other threads see nothing.
+Every write is recorded with the array it writes, fills included, and the optimizing passes
+(:mod:`minigrad.compile_passes`) move a write only where the recorded reads and writes allow.
 """
 from __future__ import annotations
 
