@@ -3,6 +3,9 @@
     python -m bench.torch_parity            # exit status 1 if any pinned value differs
     python -m bench.torch_parity --write    # rewrite tests/torch_values.json from PyTorch
 
+It also re-derives the bad-input table of ``tests/test_bad_inputs.py``: each answer pinned
+there must be PyTorch's, and PyTorch must raise where the table says minigrad raises.
+
 The cases (``tests/torch_cases.py``) are shared with ``tests/test_torch_parity.py``, which
 checks minigrad against the same pinned values without PyTorch. So the test pins minigrad to
 these numbers, and this script pins these numbers to PyTorch. It also runs minigrad on each
@@ -56,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         ours = cases.compare(case, cases.run_case(case, "minigrad"), got)
         if ours:
             print(f"minigrad {case.name}: " + "; ".join(ours[:3]))
+    failures += _bad_inputs(args.write)
     stale = set(pinned) - {c.name for c in cases.CASES}
     for name in sorted(stale):
         print(f"STALE    {name}: pinned but no longer a case")
@@ -65,6 +69,43 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{len(cases.CASES)} cases, {failures} differ from the pinned PyTorch values")
     return 1 if failures else 0
+
+
+def _bad_inputs(write: bool) -> int:
+    """Re-derive the bad-input table (``tests/test_bad_inputs.py``) with PyTorch: each pinned
+    answer must be PyTorch's, and PyTorch must raise on each row where minigrad must raise.
+    Its pinned values are written in the test file itself (``--write`` leaves them alone)."""
+    import tempfile
+    import warnings
+
+    import test_bad_inputs as table  # tests/ is on sys.path (see _load)
+
+    lib = table.Lib("torch")
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's own warnings (var with correction >= N)
+        lib.tmp = tmp
+        for row in table.ROWS:
+            if isinstance(row.want, table.Only):
+                continue  # minigrad alone (its file format, array-api-strict): row.want.why
+            try:
+                got = table.plain(row.call(lib))
+            except Exception as exc:  # noqa: BLE001 - whether PyTorch raises is the point
+                if isinstance(row.want, table.Same):
+                    failures += 1
+                    print(f"DIFFERS  {row.name}: PyTorch raises {type(exc).__name__}: {exc}")
+                continue
+            if isinstance(row.want, table.Raises):
+                failures += 1
+                print(f"DIFFERS  {row.name}: minigrad raises, PyTorch returns {got}")
+            elif not table.same(got, table.PINNED[row.name]):
+                failures += 1
+                print(f"DIFFERS  {row.name}: PyTorch gives {got}, pinned "
+                      f"{table.PINNED[row.name]}")
+    if write and failures:
+        print("(bad-input rows are pinned in tests/test_bad_inputs.py: edit them by hand)")
+    print(f"{len(table.ROWS)} bad-input rows, {failures} differ from PyTorch")
+    return failures
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from typing import Any
 from ._utils import pair
 from .backend import (Array, add_windows, is_floating, sliding_windows, times_mask,
                       window_slice)
-from .tensor import Tensor, op
+from .tensor import Tensor, _tensor_arg, op
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
 
@@ -80,6 +80,11 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
     >>> conv2d(x, w, padding=1).shape
     (1, 2, 4, 4)
     """
+    _tensor_arg(x, "conv2d")
+    for arg, t in (("weight", weight), ("bias", bias)):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"conv2d: {arg} must be a Tensor; got {type(t).__name__}. Wrap it "
+                            "first: minigrad.tensor(...)")
     sh, sw = pair(stride, "conv2d", "stride", low=1)
     ph, pw = pair(padding, "conv2d", "padding", low=0)
     dh, dw = pair(dilation, "conv2d", "dilation", low=1)
@@ -171,6 +176,7 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
     2x2 windows side by side (``kernel_size=2``, the usual case) take a faster path,
     :func:`_max_pool_2x2`, with the same results.
     """
+    _tensor_arg(x, "max_pool2d")
     kh, kw = pair(kernel_size, "max_pool2d", "kernel_size", low=1)
     sh, sw = (kh, kw) if stride is None else pair(stride, "max_pool2d", "stride", low=1)
     if x.ndim != 4:
@@ -297,6 +303,7 @@ def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
     Backward: each window's gradient, divided by ``kh * kw``, is added to every position of
     the window (where windows overlap, the shares add up).
     """
+    _tensor_arg(x, "avg_pool2d")
     kh, kw = pair(kernel_size, "avg_pool2d", "kernel_size", low=1)
     sh, sw = (kh, kw) if stride is None else pair(stride, "avg_pool2d", "stride", low=1)
     ph, pw = pair(padding, "avg_pool2d", "padding", low=0)

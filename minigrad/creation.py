@@ -9,6 +9,8 @@ CPU in float64, then converted and moved).
 """
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 from . import backend
@@ -19,13 +21,22 @@ __all__ = ["zeros", "ones", "full", "arange", "eye", "rand", "randn",
 
 
 def _size(size: tuple[Any, ...], name: str) -> tuple[int, ...]:
-    """``zeros(2, 3)`` and ``zeros((2, 3))`` both mean the shape (2, 3)."""
+    """``zeros(2, 3)`` and ``zeros((2, 3))`` both mean the shape (2, 3); sizes are ints (NumPy's
+    too, as PyTorch), at least 0."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for n in size:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ValueError(f"{name}: sizes must be non-negative ints; got {size}")
-    return tuple(size)
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"{name}: sizes must be non-negative ints; got {n!r} in {size}")
+    return tuple(int(n) for n in size)
+
+
+def _fill_value(value: Any, name: str) -> Any:
+    """A fill value: a number (bool, int, float, a NumPy scalar; NaN and inf included)."""
+    if isinstance(value, numbers.Real) or type(value).__name__ in ("bool", "bool_"):
+        return value  # (NumPy's float and int scalars are numbers.Real; its bool is not)
+    raise TypeError(f"{name}: fill_value must be a number; got {type(value).__name__} "
+                    f"{value!r:.40}")
 
 
 def _make(values: Any, dtype: Any, device: str | None, requires_grad: bool) -> Tensor:
@@ -54,7 +65,11 @@ def full(size: Any, fill_value: float, *, dtype: Any = None, device: str | None 
     Without ``dtype`` it follows the value, as PyTorch: an int gives int64, a bool bool, a
     float float64.
     """
-    size = _size((size,) if isinstance(size, int) else tuple(size), "full")
+    if not isinstance(size, (numbers.Integral, tuple, list)):
+        raise TypeError(f"full: size must be an int or a tuple of ints; got "
+                        f"{type(size).__name__}")
+    size = _size((size,) if isinstance(size, numbers.Integral) else tuple(size), "full")
+    fill_value = _fill_value(fill_value, "full")
     if dtype is None:
         dtype = "bool" if isinstance(fill_value, bool) else \
             "int64" if isinstance(fill_value, int) else "float64"
@@ -71,8 +86,16 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
     """
     if end is None:
         start, end = 0, start
+    for arg, v in (("start", start), ("end", end), ("step", step)):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool):
+            raise TypeError(f"arange: {arg} must be a number; got {type(v).__name__} {v!r:.40}")
+        if not math.isfinite(v):
+            raise ValueError(f"arange: {arg} must be finite; got {v}")
     if step == 0:
         raise ValueError("arange: step must not be 0")
+    if (end - start) * step < 0:  # as PyTorch: an empty range only when start == end
+        raise ValueError(f"arange: the range from {start} to {end} goes against the step {step} "
+                         "(upper and lower bound inconsistent with the step's sign)")
     if dtype is None:
         dtype = "int64" if all(isinstance(v, int) for v in (start, end, step)) else "float64"
     xp = backend.namespace(backend.asarray(0))
@@ -83,6 +106,13 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
 def eye(n: int, m: int | None = None, *, dtype: Any = "float64", device: str | None = None,
         requires_grad: bool = False) -> Tensor:
     """The ``n x m`` identity matrix (``m = n`` by default)."""
+    for arg, k in (("n", n), ("m", m)):
+        if k is None and arg == "m":
+            continue
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool):
+            raise TypeError(f"eye: {arg} must be an int; got {k!r}")
+        if k < 0:
+            raise ValueError(f"eye: {arg} must be non-negative; got {k}")
     xp = backend.namespace(backend.asarray(0))
     return _make(xp.eye(n, n if m is None else m), dtype, device, requires_grad)
 
@@ -125,4 +155,4 @@ def ones_like(x: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> T
 def full_like(x: Tensor, fill_value: float, *, dtype: Any = None,
               requires_grad: bool = False) -> Tensor:
     """``fill_value`` in ``x``'s shape, dtype (unless given) and device."""
-    return _like(x, fill_value, dtype, requires_grad, "full_like")
+    return _like(x, _fill_value(fill_value, "full_like"), dtype, requires_grad, "full_like")

@@ -72,6 +72,9 @@ def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
 def _softmax_args(x: Any, axis: Any, dim: Any, name: str) -> tuple[Tensor, int]:
     """The tensor and its one axis (an int in range, as PyTorch's ``dim``) of a softmax."""
     x = _tensor_arg(x, name)
+    if not is_floating(x._xp, x.dtype):
+        raise TypeError(f"{name}: expected a floating-point tensor; got dtype {x.dtype} (PyTorch "
+                        f"refuses integers too). Convert it: x.astype('float64')")
     if dim is not None:
         axis = dim
     return x, _axis_index(x.ndim, axis, name)
@@ -360,7 +363,7 @@ def binary_cross_entropy(probs: Tensor, target: Any, weight: Any = None,
     """
     t, tv = _binary_target("binary_cross_entropy", probs, target, reduction)
     xp, p = probs._xp, probs.data
-    if _host_values(p) and p.size and bool(xp.any((p < 0) | (p > 1))):
+    if _host_values(p) and p.size and not bool(xp.all((p >= 0) & (p <= 1))):  # NaN too
         raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; got "
                          f"values from {float(xp.min(p))} to {float(xp.max(p))} (use "
                          "binary_cross_entropy_with_logits for raw scores)")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import secrets
+import stat
 import zipfile
 from typing import IO, Any
 
@@ -42,6 +43,8 @@ def write(path: str | os.PathLike[str], arrays: dict[str, Any]) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"cannot write {path!r}: there is no folder {folder!r}")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"cannot write {path!r}: it is a folder; give a file name")
     fd, temporary = _new_temporary_file(folder, os.path.basename(path))
     try:
         with os.fdopen(fd, "wb") as f:
@@ -86,8 +89,17 @@ def read(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     DamagedFile
         (a ValueError) If the file is not an archive that :func:`write` could have made.
     """
-    with open(path, "rb") as f:
-        return _read(f, os.fstat(f.fileno()).st_size)
+    # Opened without blocking and checked before the first read: a FIFO (or a device) would
+    # make read() wait for a writer forever. O_NONBLOCK changes nothing for a regular file.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else \
+                "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else \
+                "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file"
+            raise DamagedFile(f"it is {kind}, not a regular file; a checkpoint is a file")
+        return _read(f, info.st_size)
 
 
 def _read(f: IO[bytes], size: int) -> dict[str, np.ndarray]:

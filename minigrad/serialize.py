@@ -63,6 +63,9 @@ def save(obj: dict[str, Any], path: str | os.PathLike[str]) -> None:
     ------
     TypeError
         For a value that cannot be saved (named by its place in ``obj``); nothing is written.
+    ValueError
+        For a key that the file cannot store: one with a NUL character, or one that is not
+        valid UTF-8 (a lone surrogate); named, and nothing is written.
 
     Notes
     -----
@@ -92,6 +95,8 @@ def _encode(value: Any, name: str, arrays: dict[str, Any], depth: int) -> Any:
             if type(key) not in (str, int):
                 raise TypeError(f"save: the key {key!r} at {name or 'the top'!r} is a "
                                 f"{type(key).__name__}; keys must be str or int")
+            if type(key) is str:
+                _check_key(key, name)
             items.append([key, _encode(item, _child(name, key), arrays, depth + 1)])
         return {"dict": items}
     if isinstance(value, (list, tuple)):
@@ -112,6 +117,21 @@ def _encode(value: Any, name: str, arrays: dict[str, Any], depth: int) -> Any:
         return entry
     raise TypeError(f"save: cannot save {name!r} of type {type(value).__name__}; expected "
                     "arrays, tensors, numbers, strings, None, and dicts, lists or tuples of them")
+
+
+def _check_key(key: str, name: str) -> None:
+    """A key must be writable as an archive member's name: no NUL, valid UTF-8."""
+    where = f"at {name!r}" if name else "at the top"
+    if "\x00" in key:
+        raise ValueError(f"save: the key {key!r} {where} holds a NUL character ('\\x00'), which "
+                         "the file cannot store (an archive member's name ends at a NUL); "
+                         "nothing was written")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"save: the key {key!r} {where} is not valid text (it holds "
+                         f"{key[exc.start:exc.end]!r}, which UTF-8 cannot encode); nothing was "
+                         "written") from None
 
 
 def _child(name: str, key: str | int) -> str:
@@ -139,7 +159,8 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     FileNotFoundError
         If there is no file at ``path``.
     ValueError
-        ``"not a minigrad checkpoint: '<path>': ..."`` if the file is not one, is damaged
+        ``"not a minigrad checkpoint: '<path>': ..."`` if the file is not one (a FIFO or a
+        device is refused before anything is read: loading never waits for a writer), is damaged
         (truncated, altered, an array larger than the bytes that hold it), holds anything but
         uncompressed ``.npy`` arrays of numbers, booleans or strings, nests deeper than
         :data:`MAX_DEPTH`, or was written by a newer version of the format; the message says
@@ -148,6 +169,8 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"minigrad.load: no such file: {path!r}")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"minigrad.load: {path!r} is a folder, not a checkpoint file")
     try:
         stored = npz.read(path)
         if INDEX not in stored:

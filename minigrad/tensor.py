@@ -253,7 +253,14 @@ class Tensor:
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         if isinstance(data, Tensor):
             data = data.data
-        self.data = asarray(data, dtype=dtype)
+        try:
+            self.data = asarray(data, dtype=dtype)
+        except ValueError as exc:
+            if isinstance(data, (list, tuple)) and "inhomogeneous" in str(exc):
+                raise ValueError(f"Tensor: the nested lists have different lengths (a ragged "
+                                 f"list, {data!r:.60}); each row must have as many values as "
+                                 "the others") from None
+            raise
         self._xp = namespace(self.data)
         if not _is_numeric(self._xp, self.data.dtype):
             raise TypeError(f"Tensor: expected numbers (a number, a nested list of numbers or an "
@@ -491,8 +498,12 @@ class Tensor:
                   saved=(a.data, b.data), name="div")
 
     def __floordiv__(self, other: Any) -> "Tensor":
-        """``floor(a / b)``. No gradient: a step function (PyTorch does not differentiate it)."""
+        """``floor(a / b)``. No gradient: a step function (PyTorch does not differentiate it).
+
+        Integers divided by an integer 0 raise ``ZeroDivisionError``, as PyTorch (NumPy would
+        give 0); floats give ``inf`` or NaN."""
         a, b = _operands(self, other)
+        _check_divisor(a, b, "floordiv")
         return Tensor(_binary(a, b, "floordiv", lambda x, y: x // y))
 
     def __rfloordiv__(self, other: Any) -> "Tensor":
@@ -501,13 +512,18 @@ class Tensor:
     def __mod__(self, other: Any) -> "Tensor":
         """``a - floor(a / b) * b`` (the sign of ``b``, as Python and PyTorch's ``remainder``).
 
-        Gradient: ``g`` for ``a`` and ``-g * floor(a / b)`` for ``b``, as PyTorch.
+        Gradient: ``g`` for ``a`` and ``-g * floor(a / b)`` for ``b``, as PyTorch. Integers
+        modulo an integer 0 raise ``ZeroDivisionError``, as PyTorch (NumPy would give 0).
         """
         xp = self._xp
         c = _scalar(other)
         if c is not None:
+            if c == 0 and type(c) is int and _kind(xp, self.dtype) < 2:
+                raise ZeroDivisionError(f"mod: integer modulo by zero (the divisor is {other!r}); "
+                                        "PyTorch raises too. Use floats for NaN")
             return op(self.data % c, (self,), lambda g: g, name="mod")
         a, b = _operands(self, other)
+        _check_divisor(a, b, "mod")
         sa, sb = a.shape, b.shape
         return op(_binary(a, b, "mod", lambda x, y: x % y), (a, b),
                   lambda g, x, y: (unbroadcast(g, sa), unbroadcast(-g * xp.floor(x / y), sb)),
@@ -575,22 +591,22 @@ class Tensor:
     # --- comparisons: no gradient, a boolean tensor --------------------------------------------
 
     def __lt__(self, other: Any) -> "Tensor":
-        return Tensor(self.data < _raw(other))
+        return _compare(self, other, "lt", lambda x, y: x < y)
 
     def __le__(self, other: Any) -> "Tensor":
-        return Tensor(self.data <= _raw(other))
+        return _compare(self, other, "le", lambda x, y: x <= y)
 
     def __gt__(self, other: Any) -> "Tensor":
-        return Tensor(self.data > _raw(other))
+        return _compare(self, other, "gt", lambda x, y: x > y)
 
     def __ge__(self, other: Any) -> "Tensor":
-        return Tensor(self.data >= _raw(other))
+        return _compare(self, other, "ge", lambda x, y: x >= y)
 
     def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
-        return Tensor(self.data == _raw(other))
+        return _compare(self, other, "eq", lambda x, y: x == y)
 
     def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
-        return Tensor(self.data != _raw(other))
+        return _compare(self, other, "ne", lambda x, y: x != y)
 
     # --- elementwise functions ------------------------------------------------------------------
 
@@ -675,6 +691,8 @@ class Tensor:
         if min is None and max is None:
             raise ValueError("clamp: give at least one of min and max; got neither")
         if isinstance(min, Tensor) or isinstance(max, Tensor):
+            broadcast_shapes(self.shape, *[b.shape for b in (min, max) if isinstance(b, Tensor)],
+                             op="clamp (x, min and max)")  # a bound of the wrong shape: say so
             # clamp = min(max(x, lo), hi), each step a where() whose ties go to x
             y = self if min is None else where(self.data >= _raw(min), self, min)
             return y if max is None else where(y.data > _raw(max), max, y)
@@ -697,8 +715,12 @@ class Tensor:
     # Step functions: their derivative is 0 wherever it exists; PyTorch gives a zero gradient.
 
     def sign(self) -> "Tensor":
-        """-1, 0 or 1. Gradient 0 everywhere (as PyTorch)."""
-        return _step(self, self._xp.sign(self.data), "sign")
+        """-1, 0 or 1, and 0 for NaN (as PyTorch; NumPy gives NaN). Gradient 0 everywhere."""
+        xp, x = self._xp, self.data
+        y = xp.sign(x)
+        if is_floating(xp, x.dtype):
+            y = xp.where(xp.isnan(x), xp.zeros_like(y), y)
+        return _step(self, y, "sign")
 
     def floor(self) -> "Tensor":
         """Round down. Gradient 0 everywhere (as PyTorch)."""
@@ -709,8 +731,14 @@ class Tensor:
         return _step(self, self._xp.ceil(self.data), "ceil")
 
     def round(self, decimals: int = 0) -> "Tensor":
-        """Round half to even (as NumPy and PyTorch), to ``decimals`` places. Gradient 0."""
+        """Round half to even (as NumPy and PyTorch), to ``decimals`` places (an int; negative
+        rounds to tens, hundreds, ...). Gradient 0."""
+        if not isinstance(decimals, numbers.Integral) or isinstance(decimals, bool):
+            raise TypeError(f"round: decimals must be an int; got {decimals!r}")
         xp, x = self._xp, self.data
+        if decimals and not is_floating(xp, x.dtype):
+            raise TypeError(f"round: decimals={decimals} needs a floating-point tensor; got dtype "
+                            f"{x.dtype} (PyTorch does not implement it either)")
         if decimals == 0:
             return _step(self, xp.round(x), "round")
         scale = 10.0 ** decimals
@@ -825,8 +853,9 @@ class Tensor:
             axis = 0
         xp = self._xp
         if self.ndim == 0:
+            _axis_index(0, axis, "cumsum")  # 0 or -1, as PyTorch
             return op(xp.reshape(self.data, ()), (self,), lambda g: g, name="cumsum")
-        (a,) = _axes(self.ndim, axis)
+        (a,) = _axes(self.ndim, axis, "cumsum")
         return op(xp.cumulative_sum(self.data, axis=a), (self,),
                   lambda g: xp.flip(xp.cumulative_sum(xp.flip(g, axis=a), axis=a), axis=a),
                   name="cumsum")
@@ -844,6 +873,7 @@ class Tensor:
           ``x.max(dim=d)``; the gradient goes to the index returned (the first maximum).
         """
         if dim is not None:
+            _reduce_args(axis, dim, keepdims, keepdim)  # axis= and dim= together: an error
             return _extreme_with_index(self, dim, bool(keepdim) or keepdims, "max")
         axis, keepdims = _reduce_args(axis, None, keepdims, keepdim)
         return _extreme(self, axis, keepdims, "max")
@@ -852,6 +882,7 @@ class Tensor:
             keepdim: bool | None = None) -> Any:
         """Smallest value; ``(values, indices)`` with ``dim=``. See :meth:`max` for the rules."""
         if dim is not None:
+            _reduce_args(axis, dim, keepdims, keepdim)
             return _extreme_with_index(self, dim, bool(keepdim) or keepdims, "min")
         axis, keepdims = _reduce_args(axis, None, keepdims, keepdim)
         return _extreme(self, axis, keepdims, "min")
@@ -872,6 +903,7 @@ class Tensor:
         """The same values in a new shape; the gradient is reshaped back."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        shape = _check_shape(shape, "reshape")
         xp, old = self._xp, self.shape
         try:
             y = xp.reshape(self.data, shape)
@@ -964,7 +996,7 @@ class Tensor:
 
         As PyTorch (and unlike NumPy), naming an axis whose size is not 1 leaves it alone.
         """
-        axes = _axes(self.ndim, tuple(dim) if isinstance(dim, list) else dim)
+        axes = _axes(self.ndim, tuple(dim) if isinstance(dim, list) else dim, "squeeze")
         return self.reshape(tuple(n for i, n in enumerate(self.shape)
                                   if not (i in axes and n == 1)))
 
@@ -1006,15 +1038,25 @@ class Tensor:
     def masked_fill(self, mask: Any, value: float) -> "Tensor":
         """``value`` where ``mask`` is True, else the tensor's value. Gradient: 0 where filled.
 
-        ``mask`` is a boolean tensor or array that broadcasts to this tensor's shape.
+        ``mask`` is a boolean tensor or array that broadcasts to this tensor's shape (a list
+        is refused, as in PyTorch). ``value`` is a number, or a 0-d tensor (which gets the gradient of the filled
+        places, as in PyTorch); the result keeps this tensor's dtype.
         """
         xp, x = self._xp, self.data
         m = _raw(mask)
+        if not hasattr(m, "dtype") or not hasattr(m, "shape"):
+            raise TypeError(f"masked_fill: mask must be a boolean tensor or array; got a "
+                            f"{type(m).__name__}. Wrap it: minigrad.tensor(mask)")
         if not xp.isdtype(m.dtype, "bool"):
             raise TypeError(f"masked_fill: mask must be boolean; got dtype {m.dtype}")
         if broadcast_shapes(tuple(m.shape), self.shape, op="masked_fill") != self.shape:
             raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} does not broadcast "
                              f"to the tensor's shape {self.shape}")
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise ValueError(f"masked_fill: a tensor value must be 0-d (one number); got "
+                                 f"shape {value.shape}")
+            return where(m, value if value.dtype == x.dtype else value.astype(x.dtype), self)
         c = _scalar(value)
         if c is None:
             raise TypeError(f"masked_fill: value must be a number; got {type(value).__name__}")
@@ -1024,14 +1066,14 @@ class Tensor:
     def tril(self, diagonal: int = 0) -> "Tensor":
         """The lower triangle of the last two axes (above ``diagonal`` set to 0)."""
         xp = self._xp
-        _need_matrix(self, "tril")
+        _need_matrix(self, "tril", diagonal)
         return op(xp.tril(self.data, k=diagonal), (self,), lambda g: xp.tril(g, k=diagonal),
                   name="tril")
 
     def triu(self, diagonal: int = 0) -> "Tensor":
         """The upper triangle of the last two axes (below ``diagonal`` set to 0)."""
         xp = self._xp
-        _need_matrix(self, "triu")
+        _need_matrix(self, "triu", diagonal)
         return op(xp.triu(self.data, k=diagonal), (self,), lambda g: xp.triu(g, k=diagonal),
                   name="triu")
 
@@ -1151,7 +1193,13 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
     a, b = _operands(a, b, "where")
     xp = a._xp
     sa, sb = a.shape, b.shape
-    return op(xp.where(cond, a.data, b.data), (a, b),
+    try:
+        y = xp.where(cond, a.data, b.data)
+    except (TypeError, ValueError):
+        check_same_device("where", a.data, b.data)
+        broadcast_shapes(tuple(cond.shape), sa, sb, op="where (condition, a and b)")
+        raise
+    return op(y, (a, b),
               lambda g: (unbroadcast(xp.where(cond, g, 0), sa),
                          unbroadcast(xp.where(cond, 0, g), sb)), name="where")
 
@@ -1165,9 +1213,11 @@ def concatenate(tensors: Sequence[Tensor], axis: int | None = None, *,
     """
     axis, _ = _reduce_args(axis, dim, False, None)
     axis = 0 if axis is None else axis
-    tensors = _same_dtype([t if isinstance(t, Tensor) else Tensor(t) for t in tensors],
-                          "concatenate")
+    tensors = _same_dtype(_sequence_of_tensors(tensors, "concatenate"), "concatenate")
     xp = tensors[0]._xp
+    if not tensors[0].ndim:
+        raise ValueError("concatenate: 0-d tensors have no axis to join along; use stack, or "
+                         "reshape them to (1,) first")
     ax = _axis_index(tensors[0].ndim, axis, "concatenate")
     for t in tensors[1:]:
         if t.ndim != tensors[0].ndim or t.shape[:ax] + t.shape[ax + 1:] != \
@@ -1194,8 +1244,13 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *,
     """Join same-shaped tensors along a new axis; each gets back its own slice of the gradient."""
     axis, _ = _reduce_args(axis, dim, False, None)
     axis = 0 if axis is None else axis
-    tensors = _same_dtype([t if isinstance(t, Tensor) else Tensor(t) for t in tensors], "stack")
+    tensors = _same_dtype(_sequence_of_tensors(tensors, "stack"), "stack")
     xp = tensors[0]._xp
+    for k, t in enumerate(tensors[1:], start=1):
+        if t.shape != tensors[0].shape:
+            raise ValueError(f"stack: expected tensors of one shape; got {tensors[0].shape} "
+                             f"(tensor 0) and {t.shape} (tensor {k})")
+    axis = _axis_index(tensors[0].ndim + 1, axis, "stack")
     y = xp.stack([t.data for t in tensors], axis=axis)
     before = (slice(None),) * (axis % y.ndim)
     return op(y, tensors, lambda g: tuple(g[before + (i, ...)] for i in range(len(tensors))),
@@ -1214,91 +1269,100 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None,
     return t.to(device) if device is not None else t
 
 
-# The methods as functions, ``mg.exp(x)`` for ``x.exp()``.
+# The methods as functions, ``mg.exp(x)`` for ``x.exp()``. Each checks that ``x`` is a Tensor
+# (as PyTorch does): an array or a list gets a TypeError that says how to wrap it.
+
+def _tensor_arg(x: Any, name: str) -> Tensor:
+    """``x`` itself if it is a Tensor; else a TypeError naming the function and what came."""
+    if isinstance(x, Tensor):
+        return x
+    raise TypeError(f"{name}: expected a Tensor; got {type(x).__module__}.{type(x).__name__}. "
+                    f"Wrap it first: minigrad.tensor(x)")
+
 
 def exp(x: Tensor) -> Tensor:
-    return x.exp()
+    return _tensor_arg(x, "exp").exp()
 
 
 def log(x: Tensor) -> Tensor:
-    return x.log()
+    return _tensor_arg(x, "log").log()
 
 
 def sqrt(x: Tensor) -> Tensor:
-    return x.sqrt()
+    return _tensor_arg(x, "sqrt").sqrt()
 
 
 def tanh(x: Tensor) -> Tensor:
-    return x.tanh()
+    return _tensor_arg(x, "tanh").tanh()
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    return x.sigmoid()
+    return _tensor_arg(x, "sigmoid").sigmoid()
 
 
 def relu(x: Tensor) -> Tensor:
-    return x.relu()
+    return _tensor_arg(x, "relu").relu()
 
 
 def leaky_relu(x: Tensor, slope: float = 0.01) -> Tensor:
-    return x.leaky_relu(slope)
+    return _tensor_arg(x, "leaky_relu").leaky_relu(slope)
 
 
 def sin(x: Tensor) -> Tensor:
-    return x.sin()
+    return _tensor_arg(x, "sin").sin()
 
 
 def cos(x: Tensor) -> Tensor:
-    return x.cos()
+    return _tensor_arg(x, "cos").cos()
 
 
 def tan(x: Tensor) -> Tensor:
-    return x.tan()
+    return _tensor_arg(x, "tan").tan()
 
 
 def log1p(x: Tensor) -> Tensor:
-    return x.log1p()
+    return _tensor_arg(x, "log1p").log1p()
 
 
 def expm1(x: Tensor) -> Tensor:
-    return x.expm1()
+    return _tensor_arg(x, "expm1").expm1()
 
 
 def rsqrt(x: Tensor) -> Tensor:
-    return x.rsqrt()
+    return _tensor_arg(x, "rsqrt").rsqrt()
 
 
 def sign(x: Tensor) -> Tensor:
-    return x.sign()
+    return _tensor_arg(x, "sign").sign()
 
 
 def floor(x: Tensor) -> Tensor:
-    return x.floor()
+    return _tensor_arg(x, "floor").floor()
 
 
 def ceil(x: Tensor) -> Tensor:
-    return x.ceil()
+    return _tensor_arg(x, "ceil").ceil()
 
 
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
-    return x.round(decimals)
+    return _tensor_arg(x, "round").round(decimals)
 
 
 def isnan(x: Tensor) -> Tensor:
-    return x.isnan()
+    return _tensor_arg(x, "isnan").isnan()
 
 
 def isinf(x: Tensor) -> Tensor:
-    return x.isinf()
+    return _tensor_arg(x, "isinf").isinf()
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
-    return x.abs()
+    return _tensor_arg(x, "abs").abs()
 
 
 def clamp(x: Tensor, min: float | Tensor | None = None,  # noqa: A002 - PyTorch's names
           max: float | Tensor | None = None) -> Tensor:  # noqa: A002
-    return x.clamp(min, max)
+    return _tensor_arg(x, "clamp").clamp(min, max)
 
 
 clip = clamp
@@ -1306,72 +1370,74 @@ clip = clamp
 
 def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False, *,
            dim: int | None = None, keepdim: bool | None = None) -> Tensor:
-    return x.argmax(axis, keepdims, dim=dim, keepdim=keepdim)
+    return _tensor_arg(x, "argmax").argmax(axis, keepdims, dim=dim, keepdim=keepdim)
 
 
 def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False, *,
            dim: int | None = None, keepdim: bool | None = None) -> Tensor:
-    return x.argmin(axis, keepdims, dim=dim, keepdim=keepdim)
+    return _tensor_arg(x, "argmin").argmin(axis, keepdims, dim=dim, keepdim=keepdim)
 
 
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
               keepdim: bool | None = None) -> Tensor:
-    return x.logsumexp(axis, keepdims, dim=dim, keepdim=keepdim)
+    return _tensor_arg(x, "logsumexp").logsumexp(axis, keepdims, dim=dim, keepdim=keepdim)
 
 
 def prod(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
          keepdim: bool | None = None) -> Tensor:
-    return x.prod(axis, keepdims, dim=dim, keepdim=keepdim)
+    return _tensor_arg(x, "prod").prod(axis, keepdims, dim=dim, keepdim=keepdim)
 
 
 def cumsum(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-    return x.cumsum(axis, dim=dim)
+    return _tensor_arg(x, "cumsum").cumsum(axis, dim=dim)
 
 
 def var(x: Tensor, axis: Any = None, *, correction: float = 1, keepdims: bool = False,
         dim: Any = None, keepdim: bool | None = None) -> Tensor:
-    return x.var(axis, correction=correction, keepdims=keepdims, dim=dim, keepdim=keepdim)
+    return _tensor_arg(x, "var").var(axis, correction=correction, keepdims=keepdims, dim=dim,
+                                     keepdim=keepdim)
 
 
 def std(x: Tensor, axis: Any = None, *, correction: float = 1, keepdims: bool = False,
         dim: Any = None, keepdim: bool | None = None) -> Tensor:
-    return x.std(axis, correction=correction, keepdims=keepdims, dim=dim, keepdim=keepdim)
+    return _tensor_arg(x, "std").std(axis, correction=correction, keepdims=keepdims, dim=dim,
+                                     keepdim=keepdim)
 
 
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
-    return x.tril(diagonal)
+    return _tensor_arg(x, "tril").tril(diagonal)
 
 
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
-    return x.triu(diagonal)
+    return _tensor_arg(x, "triu").triu(diagonal)
 
 
 def gather(x: Tensor, dim: int, index: Any) -> Tensor:
-    return x.gather(dim, index)
+    return _tensor_arg(x, "gather").gather(dim, index)
 
 
 def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
-    return x.masked_fill(mask, value)
+    return _tensor_arg(x, "masked_fill").masked_fill(mask, value)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    return x.unsqueeze(dim)
+    return _tensor_arg(x, "unsqueeze").unsqueeze(dim)
 
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
-    return x.squeeze(dim)
+    return _tensor_arg(x, "squeeze").squeeze(dim)
 
 
 def permute(x: Tensor, *dims: int) -> Tensor:
-    return x.permute(*dims)
+    return _tensor_arg(x, "permute").permute(*dims)
 
 
 def transpose(x: Tensor, *axes: int) -> Tensor:
-    return x.transpose(*axes)
+    return _tensor_arg(x, "transpose").transpose(*axes)
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    return x.flatten(start_dim, end_dim)
+    return _tensor_arg(x, "flatten").flatten(start_dim, end_dim)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1459,6 +1525,17 @@ def _operands(a: Any, b: Any, name: str = "operation") -> tuple[Tensor, Tensor]:
         raise TypeError(f"{name}: at least one argument must be a Tensor; got "
                         f"{type(a).__name__} and {type(b).__name__}")
     return _common(a, b)
+
+
+def _sequence_of_tensors(tensors: Any, name: str) -> list[Tensor]:
+    """The tensors of ``cat``/``stack``'s first argument, a list or tuple (arrays are wrapped).
+
+    A single tensor or array is refused, as in PyTorch: iterating over it would join its rows
+    and give a wrong answer without a word."""
+    if isinstance(tensors, Tensor) or hasattr(tensors, "shape") or not hasattr(tensors, "__iter__"):
+        raise TypeError(f"{name}: expected a list or tuple of tensors; got a "
+                        f"{type(tensors).__name__}. Pass [a, b, ...]")
+    return [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
 
 
 def _same_dtype(tensors: list[Tensor], name: str) -> list[Tensor]:
@@ -1554,8 +1631,7 @@ def _extreme(t: Tensor, axis: Any, keepdims: bool, kind: str) -> Tensor:
     whole = axis is None
     xp, shape = t._xp, t.shape
     axes = _axes(t.ndim, axis)
-    if t.size == 0:
-        raise ValueError(f"{kind}: cannot reduce an empty tensor of shape {shape}")
+    _check_nonempty(shape, axes, kind, whole)
     reduce = xp.max if kind == "max" else xp.min
     y = reduce(t.data, axis=axes, keepdims=True)
     out = y if keepdims else xp.reshape(y, _reduced_shape(shape, axes))
@@ -1572,8 +1648,7 @@ def _extreme_with_index(t: Tensor, dim: int, keepdim: bool, kind: str) -> MaxMin
     """PyTorch's ``max(dim=...)``: the values and their indices; the gradient to the index."""
     xp, shape = t._xp, t.shape
     d = _axis_index(t.ndim, dim, kind)
-    if t.size == 0:
-        raise ValueError(f"{kind}: cannot reduce an empty tensor of shape {shape}")
+    _check_nonempty(shape, (d,) if t.ndim else (), kind, False)
     if t.ndim == 0:
         return MaxMin(t + 0, Tensor(xp.zeros((), dtype=xp.int64)))
     pick = xp.argmax if kind == "max" else xp.argmin
@@ -1592,8 +1667,10 @@ def _arg_extreme(t: Tensor, axis: Any, dim: Any, keepdims: bool, keepdim: bool |
                  kind: str) -> Tensor:
     axis, keepdims = _reduce_args(axis, dim, keepdims, keepdim)
     xp = t._xp
-    if t.size == 0:
-        raise ValueError(f"{kind}: cannot take the {kind} of an empty tensor of shape {t.shape}")
+    if axis is None or t.ndim == 0:
+        _check_nonempty(t.shape, tuple(range(t.ndim)), kind, True)
+    else:
+        _check_nonempty(t.shape, (_axis_index(t.ndim, axis, kind),), kind, False)
     pick = xp.argmax if kind == "argmax" else xp.argmin
     if axis is None:
         i = pick(xp.reshape(t.data, (-1,)))
@@ -1639,17 +1716,74 @@ def _pick(a: Any, b: Any, kind: str) -> Tensor:
 
 def _deviations(x: Tensor, axes: tuple[int, ...], correction: Any) -> tuple[Any, float]:
     """What var and std share: ``x - mean`` over ``axes`` (kept as size 1) and the divisor
-    ``N - correction``, NaN when it is not positive (as PyTorch)."""
+    ``max(0, N - correction)``, as PyTorch: with ``correction >= N`` the variance is
+    ``sum / 0``, inf for values that differ and NaN for equal ones."""
     if _scalar(correction) is None:
         raise TypeError(f"var/std: correction must be a number (1: unbiased, 0: NumPy's "
                         f"default); got {correction!r}")
     xp = x._xp
     n = math.prod(x.shape[i] for i in axes)
     d = x.data - xp.mean(x.data, axis=axes, keepdims=True)
-    return d, (n - correction if n - correction > 0 else float("nan"))
+    return d, (n - correction if n - correction > 0 else 0.0)  # a NaN correction gives 0 too
 
 
-def _need_matrix(t: Tensor, name: str) -> None:
+def _check_nonempty(shape: tuple[int, ...], axes: tuple[int, ...], kind: str,
+                    whole: bool) -> None:
+    """max, min, argmax, argmin: an axis of size 0 to reduce over is an error, as PyTorch; an
+    empty tensor reduced over other axes gives an empty result."""
+    if whole:
+        if math.prod(shape) == 0:
+            raise ValueError(f"{kind}: cannot reduce an empty tensor of shape {shape}: an empty "
+                             f"set has no {kind} (give an axis of nonzero size)")
+        return
+    for a in axes:
+        if shape[a] == 0:
+            raise ValueError(f"{kind}: cannot reduce over axis {a} of size 0 (shape {shape}): "
+                             f"an empty set has no {kind}")
+
+
+def _check_divisor(a: Tensor, b: Tensor, name: str) -> None:
+    """Integer division (``//``, ``%``) by 0 raises ``ZeroDivisionError``, as PyTorch (NumPy
+    gives 0 with a warning). Only arrays in host memory are read (on a GPU the read would wait)."""
+    xp = b._xp
+    if _kind(xp, b.dtype) < 2 and _host_values(b.data) and bool(xp.any(b.data == 0)):
+        raise ZeroDivisionError(f"{name}: integer division by zero (the divisor of shape "
+                                f"{b.shape} holds a 0); PyTorch raises too. Divide floats for "
+                                "inf or NaN")
+
+
+def _compare(a: Tensor, other: Any, name: str, fn: Callable[[Array, Array], Array]) -> Tensor:
+    """A comparison, elementwise: a boolean tensor, no gradient; a shape clash is named."""
+    b = _raw(other)
+    try:
+        return Tensor(fn(a.data, b))
+    except (TypeError, ValueError):
+        if hasattr(b, "shape") and hasattr(b, "dtype"):
+            check_same_device(name, a.data, b)
+            broadcast_shapes(a.shape, tuple(b.shape), op=name)
+        raise
+
+
+def _check_shape(shape: tuple[Any, ...], name: str) -> tuple[int, ...]:
+    """A target shape: ints (NumPy's too) of at least 0, and ``-1`` (inferred) at most once."""
+    if all(type(n) is int for n in shape) and min(shape, default=0) >= 0:
+        return shape  # the common case: one pass, no error possible here
+    sizes = []
+    for k, n in enumerate(shape):
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+            raise TypeError(f"{name}: sizes must be ints; got {n!r} at index {k} of {shape}")
+        if n < -1:
+            raise ValueError(f"{name}: invalid size {n} at index {k} of {shape}: sizes must be "
+                             ">= 0, or -1 (once) to infer one")
+        sizes.append(int(n))
+    if sizes.count(-1) > 1:
+        raise ValueError(f"{name}: only one size can be -1 (inferred); got {shape}")
+    return tuple(sizes)
+
+
+def _need_matrix(t: Tensor, name: str, diagonal: Any = 0) -> None:
+    if not isinstance(diagonal, numbers.Integral) or isinstance(diagonal, bool):
+        raise TypeError(f"{name}: diagonal must be an int; got {diagonal!r}")
     if t.ndim < 2:
         raise ValueError(f"{name}: expected a tensor with at least 2 axes (a matrix or a stack "
                          f"of them); got shape {t.shape}")
@@ -1686,6 +1820,8 @@ def _index_for(index: Any, data: Array) -> Any:
             i = i.data
         elif isinstance(i, list):
             i = asarray(i, like=data)
+            if i.size == 0:  # x[[]]: no positions, an integer index (as PyTorch), not float64
+                i = namespace(i).astype(i, namespace(i).int64)
         out.append(i)
     if all(i is None or isinstance(i, (int, slice)) for i in out):
         out.append(Ellipsis)  # the same in NumPy; the array API asks for it explicitly

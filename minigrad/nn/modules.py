@@ -26,7 +26,7 @@ from typing import Any, Iterator, NamedTuple
 from .. import backend
 from .._utils import pair
 from .. import functional as F
-from ..tensor import Tensor, op
+from ..tensor import Tensor, _tensor_arg, flatten, leaky_relu, op, relu, sigmoid, tanh
 
 __all__ = [
     "Parameter", "Module", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Sequential",
@@ -396,7 +396,7 @@ class ReLU(Module):
     """``max(x, 0)``, elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
+        return relu(x)
 
 
 class LeakyReLU(Module):
@@ -407,7 +407,7 @@ class LeakyReLU(Module):
         self.negative_slope = negative_slope
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.leaky_relu(self.negative_slope)
+        return leaky_relu(x, self.negative_slope)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}"
@@ -417,14 +417,14 @@ class Sigmoid(Module):
     """``1 / (1 + exp(-x))``, elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.sigmoid()
+        return sigmoid(x)
 
 
 class Tanh(Module):
     """``tanh(x)``, elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.tanh()
+        return tanh(x)
 
 
 class Flatten(Module):
@@ -435,7 +435,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.flatten(self.start_dim, self.end_dim)
+        return flatten(x, self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -465,6 +465,7 @@ class Dropout(Module):
         self.rng = backend.default_rng(rng if rng is not None else seed)
 
     def forward(self, x: Tensor) -> Tensor:
+        _tensor_arg(x, "Dropout")
         if not self.training or self.p == 0.0:
             return x
         if self.p == 1.0:
@@ -517,6 +518,15 @@ class Sequential(Module):
         if isinstance(index, slice):
             return Sequential(*self._layers[index])
         return self._layers[index]
+
+    def __setitem__(self, index: int, layer: Module) -> None:
+        """Replace the layer at ``index`` (``model[1] = nn.Tanh()``), as PyTorch."""
+        if not isinstance(layer, Module):
+            raise TypeError(f"Sequential: a layer must be a Module; got {type(layer).__name__}")
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"Sequential: layers are replaced one at a time, by an int index; "
+                            f"got {type(index).__name__}")
+        self._layers[index] = layer
 
     def __len__(self) -> int:
         return len(self._layers)

@@ -127,6 +127,17 @@ def _check_dtype(layer: str, what: str, t: Tensor, weight: Tensor) -> None:
                         f"convert the {what} with .astype({str(weight.dtype)!r})")
 
 
+def _pair_state(state: Any, layer: str, names: str) -> tuple[Any, Any]:
+    """An LSTM's state: ``None`` (zeros) or a pair (a tuple or list of two) of states."""
+    if state is None:
+        return None, None
+    if not isinstance(state, (tuple, list)) or len(state) != 2:
+        got = f"a {type(state).__name__} of {len(state)}" if isinstance(state, (tuple, list)) \
+            else f"a {type(state).__name__}"
+        raise TypeError(f"{layer}: the state must be a pair {names} or None; got {got}")
+    return state[0], state[1]
+
+
 def _zeros(like: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A zero state of ``shape`` in ``like``'s namespace, device and dtype (a constant)."""
     return Tensor(like._xp.zeros(shape, dtype=like.dtype))
@@ -250,7 +261,7 @@ class LSTMCell(_CellBase):
 
     def forward(self, x: Any, state: tuple[Any, Any] | None = None) -> tuple[Tensor, Tensor]:
         x, unbatched = self._input(x)
-        h, c = state if state is not None else (None, None)
+        h, c = _pair_state(state, "LSTMCell", "(h, c)")
         h, c = self._state(h, x, unbatched, "h"), self._state(c, x, unbatched, "c")
         h_next, c_next = lstm_step(x, h, c, *self._weights())
         if unbatched:
@@ -332,6 +343,10 @@ class _RNNBase(Module):
             raise ValueError(f"{layer}: expected input of shape {order} or (L, "
                              f"{self.input_size}) without a batch; got {x.shape}")
         _check_dtype(layer, "input", x, self._weight("ih", 0))
+        steps = x.shape[1] if self.batch_first and x.ndim == 3 else x.shape[0]
+        if steps == 0:
+            raise ValueError(f"{layer}: expected a sequence of at least one step; got input of "
+                             f"shape {x.shape} (sequence length 0), as PyTorch refuses too")
         if x.ndim == 2:  # one sequence without a batch axis: a batch of one
             return [x[t:t + 1] for t in range(x.shape[0])], True
         if self.batch_first:
@@ -487,7 +502,7 @@ class LSTM(_RNNBase):
 
     def forward(self, x: Any, state: tuple[Any, Any] | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        h_0, c_0 = state if state is not None else (None, None)
+        h_0, c_0 = _pair_state(state, "LSTM", "(h_0, c_0)")
         output, (h_n, c_n) = self._run(x, [h_0, c_0],
                                        lambda x_t, s, w: lstm_step(x_t, s[0], s[1], *w))
         return output, (h_n, c_n)
