@@ -221,8 +221,9 @@ class Tensor:
       needed (NumPy's default, kept on purpose: the course compares numbers exactly; PyTorch
       would give float32). A float32 tensor stays float32 whatever number, NumPy scalar,
       integer array or 0-d float64 tensor it meets (PyTorch's rule; NumPy would give
-      float64); float32 with a float64 tensor that has axes gives float64. A leaf's ``.grad``
-      always has the leaf's dtype.
+      float64); float32 with a float64 tensor that has axes gives float64. The layers
+      (``F.linear``, ``conv2d``, the recurrent layers) refuse mixed dtypes instead, as
+      PyTorch does. A leaf's ``.grad`` always has the leaf's dtype.
     * **indexing** follows NumPy (PyTorch agrees on ints, slices, ``None``, ``...`` and
       integer or boolean arrays).
     * **names.** ``axis=``/``keepdims=`` and ``dim=``/``keepdim=`` are the same arguments
