@@ -2,16 +2,18 @@
 # # Lesson 1 · From scalars to tensors
 #
 # You have built reverse-mode autodiff on scalars: a `Var` that remembers its parents and
-# hands gradients back to them. Here you turn it into a `Tensor`: the same idea, but every
-# value is a NumPy array, so one operation does the work of thousands of `Var`s. You will
-# write the vector-Jacobian product (VJP) of an operation as a formula, and a `Tensor` that
-# orders its graph without recursion and adds up the gradients of a tensor used many times.
+# hands gradients back to them. Here you turn it into a `Tensor`, the same idea with a NumPy
+# array at every node: one operation does the work of thousands of `Var`s. You write the
+# vector-Jacobian product (VJP) of an operation as a formula, and a `Tensor` that orders its
+# graph without recursion and adds up the gradients of a tensor used twice.
 #
-# **How this notebook works.** Run each cell in order and fill in the *exercise* cells
+# **How this notebook works.** Run the cells in order and fill in the *exercise* cells
 # (replace `raise NotImplementedError`). The *check* after each prints ✓, or ✗ with the
-# failing case, expected and actual values and the usual cause. Hints are folded, in two
-# levels. A demo whose exercise is not done yet uses the reference and says so. About 25
-# minutes.
+# failing case and the usual cause. Hints are folded, in two levels. A demo whose exercise
+# is not passing yet uses the reference and says so.
+#
+# **Time:** about 30 minutes if NumPy is familiar (5 exercises, 1,200 words to read); 40 if
+# you need the second hints.
 
 # %%
 import time
@@ -27,12 +29,10 @@ from minigrad.course.scalar import Var
 # %% [markdown]
 # ## 1. A recap: the scalar `Var`
 #
-# `minigrad.course.scalar.Var` holds one number in `.data`; an operation makes a `Var` that
-# remembers its parents and the *local derivative* for each, and `backward()` applies the
-# chain rule from the output back: `parent.grad += local * child.grad`.
+# `minigrad.course.scalar.Var` holds one number; an operation remembers its parents and the
+# *local derivative* for each; `backward()` applies `parent.grad += local * child.grad`.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 a, b = Var(2.0), Var(-3.0)
 c = a * b + a.tanh()           # c = ab + tanh(a)
 c.backward()
@@ -43,8 +43,8 @@ print(f"dc/db = a                  = {b.grad:.4f}")
 # %% [markdown]
 # ## 2. Why a graph of scalars is slow
 #
-# As `Var`s, every entry of a matrix is a Python object and every multiply-add a node. Let us
-# time a dot product of 20,000 numbers both ways: as a graph of `Var`s, and as one NumPy call.
+# As `Var`s, every number is a Python object and every multiply-add a node. A dot product of
+# 20,000 numbers, timed both ways:
 
 # %% tags=["demo"]
 rng = np.random.default_rng(0)
@@ -74,20 +74,18 @@ print("same value and gradient:", np.isclose(total.data, value),
       np.allclose([v.grad for v in x_vars], grad_x))
 
 # %% [markdown]
-# The answer is the same; the time is not. The array version runs in NumPy's compiled loops,
-# and its backward rule is *one formula for the whole array*. That is a tensor engine: the
-# same graph, with arrays at the nodes.
+# The same answer; the array version runs in NumPy's compiled loops, and its backward rule
+# is *one formula for the whole array*. That is a tensor engine.
 
 # %% [markdown]
 # ## 3. From local derivatives to vector-Jacobian products
 #
-# For `y = tanh(x)` on an array of `n` numbers, the local derivative is the `n × n` Jacobian
-# `J[i, j] = dy[i]/dx[j]`, diagonal with `1 - y[i]**2`, since `y[i]` depends on `x[i]` only.
-# The backward pass needs only `g @ J`, where `g` is the gradient with respect to `y`: a
-# **vector-Jacobian product**, here just `g * (1 - y**2)`, with no matrix built:
+# For `y = tanh(x)` on `n` numbers, the local derivative is the `n × n` Jacobian
+# `J[i, j] = dy[i]/dx[j]`, diagonal with `1 - y[i]**2`. The backward pass needs only `g @ J`
+# (`g`: the gradient with respect to `y`): a **vector-Jacobian product**, here just
+# `g * (1 - y**2)`, with no matrix built:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 x = np.array([-1.0, 0.5, 2.0])
 y = np.tanh(x)
 J = np.diag(1 - y**2)                  # the full Jacobian: n x n, mostly zeros
@@ -97,9 +95,8 @@ print("g @ J          =", (g @ J).round(4))
 print("g * (1 - y**2) =", (g * (1 - y**2)).round(4))
 
 # %% [markdown]
-# So each operation stores one small function, its **VJP closure**: given the output gradient
-# `g`, it returns one gradient per parent, shaped like that parent. For `y = a * b` it returns
-# `(g * b, g * a)`. Where a `Var` kept numbers, a `Tensor` keeps a function.
+# So each operation stores a **VJP closure**: given the output gradient `g`, it returns one
+# gradient per parent, shaped like that parent; for `y = a * b`, `(g * b, g * a)`.
 
 # %% [markdown]
 # ## 4. The `Tensor` class
@@ -113,8 +110,8 @@ print("g * (1 - y**2) =", (g * (1 - y**2)).round(4))
 # | `parents` | a tuple of the tensors this one was computed from (empty for an input) |
 # | `vjp` | the closure: `vjp(g)` returns a tuple with one gradient per parent (`None` for an input) |
 #
-# Section 1's `c = a * b + tanh(a)`, drawn by `graph.draw` with the course's reference
-# `Tensor` (the one you are about to write):
+# Section 1's `c = a * b + tanh(a)`, drawn by `graph.draw` with the course's finished
+# `Tensor`:
 
 # %% tags=["demo"]
 RefTensor = reference(1, "Tensor")      # lesson 1's Tensor, finished: for the pictures
@@ -127,7 +124,9 @@ plt.show()
 # ### Exercise 1.1 · the constructor
 #
 # Write `__init__`. Convert `data` to a float64 array, so that `Tensor([1, 2])` and
-# `Tensor(3)` work and integer data can carry a gradient.
+# `Tensor(3)` work and integer data can carry a gradient. The rest of the class is given: its
+# `backward()` and operators call functions you write further down, by name when they run, so
+# this cell can be run again at any time without losing them.
 #
 # <details><summary>Hint 1 · the idea</summary>
 #
@@ -161,6 +160,37 @@ class Tensor:
     def __repr__(self):
         return f"Tensor({self.data})"
 
+    # Each finds the function of that name when it is called (exercises 1.3 to 1.5, below).
+    def backward(self):
+        return backward(self)
+
+    def __add__(self, other):
+        return add(self, other)
+
+    def __sub__(self, other):
+        return sub(self, other)
+
+    def __mul__(self, other):
+        return mul(self, other)
+
+    def __truediv__(self, other):
+        return div(self, other)
+
+    def __pow__(self, p):
+        return power(self, p)
+
+    def exp(self):
+        return exp(self)
+
+    def log(self):
+        return log(self)
+
+    def tanh(self):
+        return tanh(self)
+
+    def relu(self):
+        return relu(self)
+
 # %% tags=["check:1.1"]
 checks.lesson1.tensor_class(Tensor)
 
@@ -169,12 +199,11 @@ checks.lesson1.tensor_class(Tensor)
 #
 # A closure could reach the gradient through its output, `lambda: out.grad * ...`. Then the
 # output holds its closure and the closure holds the output: a **reference cycle**, which
-# reference counting never frees; it waits for the garbage collector, and every array the
-# graph saved waits with it. Our closures take `g` as an argument and keep only arrays, so the
-# graph is freed the moment its last tensor goes. The difference, on a node holding 8 MB:
+# waits for the garbage collector, with every array the graph saved. Our closures take `g` as
+# an argument and never refer to their output (they may refer to the inputs, which the output
+# holds anyway), so the graph is freed the moment its last tensor goes. On a node of 8 MB:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 import gc
 import weakref
 
@@ -207,11 +236,11 @@ gc.enable()
 #
 # `backward()` must call each closure once, after every use of its node has passed its share
 # back: it visits the nodes in reverse **topological order** (every tensor after all its
-# parents). Recursion stops at about 1,000 nested calls, so we use a loop and our own stack.
+# parents). Python's recursion stops at about 1,000 nested calls, so we use a loop and our
+# own stack.
 #
 # The hard case is a **shortcut**: in `z = a * tanh(a)`, `a` is a parent of `z` directly and
-# through `tanh(a)`. The numbers show the order `backward()` must visit: `z`, `tanh(a)`, then
-# `a`, once both uses of `a` have passed their gradient back.
+# through `tanh(a)`. The numbers show the order `backward()` visits: `z`, `tanh(a)`, then `a`.
 
 # %% tags=["demo"]
 a = RefTensor([0.5, -1.0])
@@ -267,15 +296,15 @@ checks.lesson1.topological_order(topological_order)
 # %% [markdown]
 # ## 6. The backward pass
 #
-# `backward()` is the chain rule, run once per node:
-#
-# 1. seed the output: its gradient with respect to itself is `np.ones_like(data)`;
-# 2. go through `reversed(topological_order(self))`, the output first;
-# 3. for a node with a closure, call `node.vjp(node.grad)` and hand each returned gradient to
-#    the matching parent.
+# `backward()` is the chain rule, once per node: seed the output's gradient with
+# `np.ones_like(data)`; go through `reversed(topological_order(self))`; for a node with a
+# closure, call `node.vjp(node.grad)` and hand each returned gradient to its parent.
 #
 # A tensor used twice (as `a` above) gets a gradient from each use; its gradient is their
-# **sum**. Gradients also add up over `backward()` calls, as in PyTorch.
+# **sum**. Call `backward()` once per graph: the inner tensors keep the gradients of the
+# first call, so a second call would add wrong multiples onto them. (PyTorch frees the graph
+# after `backward()`: a second call through it is an error unless you pass
+# `retain_graph=True`.)
 #
 # ### Exercise 1.3 · `backward(self)`
 #
@@ -309,15 +338,12 @@ def backward(self):
                 parent.grad = parent.grad + pg
     ### END SOLUTION
 
-
-Tensor.backward = backward
-
 # %% tags=["check:1.3"]
 checks.lesson1.backward(backward)
 
 # %% [markdown]
-# After `backward()` on `z = a * tanh(a)`, each tensor holds its gradient: `a`'s is the sum
-# of what it received along both paths, `tanh(a) + a * (1 - tanh(a)**2)`.
+# After `backward()` on `z = a * tanh(a)`, `a`'s gradient is the sum of what it received
+# along both paths, `tanh(a) + a * (1 - tanh(a)**2)`.
 
 # %% tags=["demo"]
 z.backward()
@@ -327,8 +353,8 @@ plt.show()
 # %% [markdown]
 # ## 7. Operations and their VJPs, as tables
 #
-# An operation computes its result on arrays and returns a `Tensor` of it, with the inputs as
-# parents and a closure from `g` to one gradient per parent. `power(a, p)`, done for you:
+# An operation computes its result on arrays and returns a `Tensor` with the inputs as
+# parents and a closure. `power(a, p)`, done for you:
 
 # %%
 def power(a, p):
@@ -338,9 +364,9 @@ def power(a, p):
     return out
 
 # %% [markdown]
-# The closure always returns a tuple, one entry per parent (note the comma). Only the formula
-# changes from one operation to the next, so the operations below are built once, from a
-# table of formulas you fill in. Both inputs have the same shape here (lesson 2 lifts that).
+# The closure returns a tuple, one entry per parent (note the comma). Only the formula changes
+# between operations, so the ones below are built from a table you fill in. Both inputs have
+# the same shape here.
 #
 # ### Exercise 1.4 · the binary operations
 #
@@ -352,7 +378,7 @@ def power(a, p):
 # | `div` | $a / b$ | $g\, \partial(a/b)/\partial a$ | $g\, \partial(a/b)/\partial b$ |
 #
 # Fill in `binary_vjps()`: for each operation, a function of `g` and the input *arrays* `a`
-# and `b` returning the pair of gradients. The code below it builds the operations.
+# and `b` returning the pair of gradients.
 #
 # <details><summary>Hint 1 · the idea</summary>
 #
@@ -399,8 +425,8 @@ checks.lesson1.binary_ops(add, sub, mul, div)
 # %% [markdown]
 # ### Exercise 1.5 · the unary operations
 #
-# The same with one input. The rule gets the input array `x` and the output array `y`
-# (computed once, in the forward pass), for derivatives easiest to write with `y`.
+# The same with one input. The rule gets the input `x` and the output `y` (computed in the
+# forward pass), for derivatives easiest to write with `y`.
 #
 # | operation | forward | derivative |
 # |---|---|---|
@@ -454,20 +480,11 @@ checks.lesson1.unary_ops(exp, log, tanh, relu)
 # %% [markdown]
 # ## 8. Your engine at work
 #
-# Attached to the class, the operations let Python syntax build the graph: `a * b` calls
-# `Tensor.__mul__(a, b)`, your `mul`.
+# Python syntax now builds the graph: `a * b` calls `Tensor.__mul__(a, b)`, which calls your
+# `mul`. A small neuron on four inputs at once, `w` used twice; every gradient is compared
+# with the scalar `Var`, run once per element.
 
-# %%
-Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = add, sub, mul
-Tensor.__truediv__, Tensor.__pow__ = div, power
-Tensor.exp, Tensor.log, Tensor.tanh, Tensor.relu = exp, log, tanh, relu
-
-# %% [markdown]
-# A small neuron on four inputs at once, `w` used twice; every gradient is compared with the
-# scalar `Var`, run once per element.
-
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 demo = yours_or_reference("1.1", "1.2", "1.3", "1.4", "1.5", Tensor=Tensor)
 x = demo.Tensor([-1.5, -0.2, 0.3, 2.0])
 w = demo.Tensor([0.8, -1.1, 0.4, 0.9])
@@ -490,11 +507,9 @@ print("every value and gradient matches the scalar engine")
 # %% [markdown]
 # ## Summary
 #
-# - A tensor engine is the scalar engine with arrays at the nodes.
-# - An operation stores a **VJP closure**, a formula in the output gradient `g` and saved
-#   arrays; it never refers to its output, so the graph has no reference cycles.
+# - An operation stores a **VJP closure**, a formula in `g` and the inputs; it never refers
+#   to its output, so the graph has no reference cycles.
 # - `backward()` seeds the output with ones, visits the graph in reverse topological order
-#   (an explicit stack, no recursion), and *adds* the gradients from a tensor's uses.
+#   (an explicit stack), and *adds* the gradients from a tensor's uses.
 #
-# **Next:** lesson 2, where the inputs' shapes may differ: matrix products, sums, reshapes,
-# broadcasting and a cross-entropy that cannot overflow, on `minigrad`'s engine.
+# **Next:** lesson 2: shapes that differ, on `minigrad`'s engine.

@@ -1,41 +1,37 @@
 # %% [markdown]
 # # Lesson 3 · Parameters, modules and an optimizer
 #
-# Your engine from lessons 1 and 2 can differentiate any expression of tensors. Training a
-# network needs more than that: something has to know *which* tensors are the weights, hand
-# them to an update rule, and clear their gradients between steps. In this lesson you write that
-# layer of bookkeeping, shaped like PyTorch's `torch.nn` and `torch.optim`: the same names and
-# the same two rules of a training step. (One simplification: our modules also search plain
-# lists and dicts for parameters; PyTorch only searches `nn.ModuleList` and `nn.ModuleDict`.)
+# The engine can differentiate any expression of tensors. Training a network needs more:
+# something has to know *which* tensors are the weights, hand them to an update rule, and
+# clear their gradients between steps. You write that bookkeeping here, shaped like PyTorch's
+# `torch.nn` and `torch.optim`: the same names and the same two rules of a training step.
+# (One simplification: our modules also search plain lists and dicts for parameters; PyTorch
+# only searches `nn.ModuleList` and `nn.ModuleDict`.)
 #
-# **By the end of this lesson you will be able to** write `Parameter` and a `Module` whose
-# `parameters()` finds every weight however deeply it is nested; the layers `Linear`, `ReLU`
-# and `Sequential`; and `SGD`, with the two rules of every training step: zero the gradients
-# before `backward()`, and update the parameters outside the graph.
+# You write everything on top of `minigrad.Tensor`, the engine of lesson 2. A demo whose
+# exercise is not passing yet runs on the library's own classes (`minigrad.nn`,
+# `minigrad.optim`) and says so.
 #
-# The engine is `minigrad` as lesson 2 left it. You write everything on top of
-# `minigrad.Tensor`. A demo whose exercise is not done yet runs on the library's own classes
-# (`minigrad.nn`, `minigrad.optim`) and says so.
+# **Time:** about 30 minutes (5 exercises, 1,200 words to read).
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 
 from minigrad import Tensor, graph, no_grad
-from minigrad.course import checks
+from minigrad.course import checks, figures
 from minigrad.course.demos import yours_or_reference
 
 np.set_printoptions(precision=4, suppress=True)
-plt.rcParams["figure.dpi"] = 72   # small figures keep the notebook light
+figures.setup()   # 100 dpi, 10-point labels
 
 # %% [markdown]
 # ## 1. Training with loose tensors
 #
-# Here is a network with one hidden layer, trained for three steps with nothing but tensors.
-# It fits four points; the data do not matter yet, the bookkeeping does.
+# A network with one hidden layer, trained for three steps on four points with nothing but
+# tensors:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 rng = np.random.default_rng(0)
 x = Tensor(np.array([[-1.0], [0.0], [1.0], [2.0]]))
 y = Tensor(np.array([[1.0], [0.0], [1.0], [4.0]]))
@@ -58,15 +54,17 @@ for step in range(3):
 # %% [markdown]
 # It works, but the weights are listed twice by hand. Forget one tensor in one list and
 # nothing crashes: that weight never learns, or its gradient silently piles up. PyTorch's
-# answer, which we copy: a **`Parameter`** is a tensor marked as learned, a **`Module`**
-# finds the parameters it holds, and an **optimizer** gets them once and owns the update and
-# the zeroing.
+# answer: a **`Parameter`** is a tensor marked as learned, a **`Module`** finds the
+# parameters it holds, and an **optimizer** gets them once and owns the update and the
+# zeroing.
 
 # %% [markdown]
 # ## 2. `Parameter`: a tensor the model learns
 #
 # A parameter is a `Tensor` that always requires a gradient and is a leaf. Being a subclass
 # is what matters: `isinstance(value, Parameter)` tells a weight from a constant tensor.
+# `minigrad.Tensor`'s constructor is `Tensor(data, requires_grad=False, dtype=None)`; `dtype`
+# is a NumPy dtype such as `np.float32` (None keeps float64).
 #
 # ### Exercise 3.1
 #
@@ -80,8 +78,8 @@ for step in range(3):
 # </details>
 # <details><summary>Hint 2 · the call</summary>
 #
-# `Tensor.__init__` takes `(data, requires_grad=False, dtype=None)`: call it through
-# `super().__init__(...)` with `requires_grad=True`.
+# Call `Tensor.__init__` through `super().__init__(...)`, passing `data`, `dtype` and
+# `requires_grad=True`.
 #
 # </details>
 
@@ -102,8 +100,8 @@ checks.lesson3.parameter(Parameter)
 # ## 3. `Module`: a model that finds its own parameters
 #
 # A module keeps what it needs as ordinary attributes (`self.weight = Parameter(...)`,
-# `self.layers = [...]`), which Python stores in `vars(self)`, a dictionary the module can
-# look through. Four kinds of value can lead to a parameter:
+# `self.layers = [...]`), which Python stores in `vars(self)`, a dictionary. Four kinds of
+# value can lead to a parameter:
 #
 # | an attribute's value | what `parameters()` does with it |
 # |---|---|
@@ -180,7 +178,7 @@ class Module:
 checks.lesson3.parameters(Module, Parameter)
 
 # %% [markdown]
-# A quick look: a module with a weight, a constant and a list holding another module.
+# A module with a weight, a constant and a list holding another module:
 
 # %% tags=["demo"]
 demo = yours_or_reference("3.1", "3.2", Module=Module, Parameter=Parameter)
@@ -218,9 +216,9 @@ print([p.shape for p in TwoScales().parameters()])
 # The weight is stored as `(out, in)`, one row per output unit (PyTorch's layout, hence the
 # transpose); the bias broadcasts over the batch.
 #
-# The initial values matter: if every weight were equal, every output unit would compute the
-# same thing and receive the same gradient, forever. PyTorch draws weight and bias uniformly
-# from $(-k, k)$ with $k = 1/\sqrt{\text{in}}$, which keeps outputs at the inputs' scale.
+# If every weight were equal, every output unit would compute the same thing and get the same
+# gradient, forever. PyTorch draws weight and bias uniformly from $(-k, k)$ with
+# $k = 1/\sqrt{\text{in}}$, so that outputs do not grow with the number of inputs.
 
 # %% [markdown]
 # ### Exercise 3.3
@@ -228,11 +226,9 @@ print([p.shape for p in TwoScales().parameters()])
 # Write `Linear`:
 #
 # - `__init__(in_features, out_features, rng=None)`: `self.weight`, a `Parameter` of shape
-#   `(out_features, in_features)`, then `self.bias`, a `Parameter` of shape `(out_features,)`,
-#   both drawn from `rng.uniform(-k, k, size=...)`. The line that turns `rng` (a seed, a
-#   Generator or None) into a Generator is given.
-# - `forward(x)`: `x @ W.T + b`, written with the tensors themselves so that the engine records
-#   it.
+#   `(out_features, in_features)`, then `self.bias`, of shape `(out_features,)`, both drawn
+#   with `rng.uniform(-k, k, size=...)` (the line that makes `rng` a Generator is given);
+# - `forward(x)`: `x @ W.T + b`, with the tensors themselves, so that the engine records it.
 #
 # <details><summary>Hint 1 · the idea</summary>
 #
@@ -273,8 +269,8 @@ checks.lesson3.linear(Linear, Parameter)
 # ## 5. `ReLU` and `Sequential`
 #
 # An activation is a module without parameters, so it can sit in a list of layers.
-# `Sequential(layer1, layer2, ...)` feeds its input through its layers in order; it keeps them
-# in a list attribute, where your `parameters()` finds their weights.
+# `Sequential(layer1, layer2, ...)` feeds its input through its layers in order, kept in a list
+# attribute where your `parameters()` finds their weights.
 #
 # ### Exercise 3.4
 #
@@ -324,8 +320,7 @@ checks.lesson3.relu_and_sequential(ReLU, Sequential)
 # %% [markdown]
 # The network of section 1 is now one expression, and it knows its four weights:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 demo = yours_or_reference("3.1", "3.2", "3.3", "3.4", Linear=Linear, ReLU=ReLU,
                           Sequential=Sequential)
 model = demo.Sequential(demo.Linear(1, 8, rng=0), demo.ReLU(), demo.Linear(8, 1, rng=1))
@@ -335,12 +330,10 @@ print([p.shape for p in model.parameters()])
 # ## 6. The update must stay out of the graph
 #
 # The update rule is $w \leftarrow w - \eta\, \partial L / \partial w$, with learning rate
-# $\eta$. Written with tensors, the obvious line is `layer.weight = layer.weight - lr * grad`.
-# Watch what that does: a subtraction of tensors that require grad is an operation like any
-# other, so the engine records it.
+# $\eta$. The obvious line is `layer.weight = layer.weight - lr * grad`. But a subtraction of
+# tensors that require grad is an operation like any other: the engine records it.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 demo = yours_or_reference("3.1", "3.2", "3.3", Parameter=Parameter, Linear=Linear)
 xs = Tensor(np.array([[1.0, 2.0], [3.0, -1.0]]))
 ts = Tensor(np.array([[1.0], [0.0]]))
@@ -365,12 +358,10 @@ print("gradient on the old weight, no longer in the model:", old_weight.grad.rav
 # %% [markdown]
 # Three things went wrong. The weight is now the *output of an operation*, which
 # `parameters()` does not find. Step 2's graph contains the update itself (the second `sub`).
-# And the gradient lands on the old weight, not on the one the layer uses.
-#
-# Each recorded update adds a node to the weight's history:
+# And the gradient lands on the old weight, not on the one the layer uses. Each recorded
+# update also adds a node to the weight's history:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 w = demo.Linear(2, 1, rng=0).weight
 for k in range(5):
     w = w - 0.1 * np.ones((1, 2))
@@ -381,13 +372,12 @@ for k in range(5):
 # memory and walked by every backward pass. Two rules avoid all of it:
 #
 # 1. **Run the update under `no_grad()`**: operations inside record nothing (no parents, no
-#    saved arrays), exactly as in PyTorch's `torch.no_grad()`.
-# 2. **Change the parameter in place**: the model and the optimizer hold the *same*
-#    `Parameter` object, so the update writes new numbers into `p.data` instead of making a new
-#    tensor.
+#    saved arrays), as in PyTorch's `torch.no_grad()`.
+# 2. **Keep the same `Parameter` object**: the model and the optimizer both hold it, so the
+#    update gives it new numbers (`p.data = ...`, a new array in the same tensor) instead of
+#    making a new tensor.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 layer = demo.Linear(2, 1, rng=0)
 with no_grad():
     new = layer.weight - 0.1 * np.ones((1, 2))
@@ -396,8 +386,8 @@ print("under no_grad:", new, "| leaf:", new.is_leaf, "| recorded:", graph.count_
 # %% [markdown]
 # ## 7. `SGD`: the optimizer
 #
-# The optimizer takes the parameters once, when it is made; each step it does `zero_grad()`
-# before the backward pass and `step()` after it.
+# The optimizer takes the parameters once; each step, `zero_grad()` before the backward pass
+# and `step()` after it.
 #
 # ### Exercise 3.5
 #
@@ -405,14 +395,14 @@ print("under no_grad:", new, "| leaf:", new.is_leaf, "| recorded:", graph.count_
 #
 # - `__init__(params, lr)`: keep the parameters **as a list** (a generator runs only once) and
 #   the learning rate;
-# - `step()`: for every parameter that has a gradient, `p.data = p.data - lr * p.grad`,
-#   under `no_grad()` (it is given as a decorator);
+# - `step()`: for every parameter that has a gradient, `p.data = p.data - lr * p.grad`
+#   (under `no_grad()`: the decorator is given);
 # - `zero_grad()`: set every parameter's `.grad` to `None`.
 #
 # <details><summary>Hint 1 · the idea</summary>
 #
-# The optimizer keeps the parameter objects themselves and changes their numbers in place.
-# A parameter whose `.grad` is `None` got no gradient this step: skip it.
+# The optimizer keeps the parameter objects themselves and gives them new numbers. A
+# parameter whose `.grad` is `None` got no gradient this step: skip it.
 #
 # </details>
 # <details><summary>Hint 2 · the details</summary>
@@ -453,13 +443,11 @@ checks.lesson3.sgd(SGD, Parameter)
 # %% [markdown]
 # ## 8. Why zero the gradients?
 #
-# `backward()` *adds* into `.grad`; it never overwrites. That is what makes a tensor used twice
-# in one expression get both contributions (lesson 1), but it also means that gradients left
-# over from the previous step are still there. Run the same backward pass three times without
-# clearing:
+# minigrad's `backward()`, like PyTorch's, *adds* into the leaves' `.grad`, over calls too
+# (each call builds a new graph here): gradients left over from the previous step are still
+# there. The same backward pass three times without clearing:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 layer = demo.Linear(2, 1, rng=0)
 for k in range(1, 4):
     loss = ((layer(xs) - ts) ** 2).mean()
@@ -467,12 +455,10 @@ for k in range(1, 4):
     print(f"after backward #{k}: weight.grad = {layer.weight.grad.ravel()}")
 
 # %% [markdown]
-# The second gradient is twice the first and the third three times: the same loss, a growing
-# gradient. In training, each step then moves by the *sum of all gradients so far*. Two
-# identical models, one trained with `zero_grad()` and one without:
+# The same loss, a growing gradient. In training, each step then moves by the *sum of all
+# gradients so far*. Two identical models, trained with `zero_grad()` and without:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 demo = yours_or_reference("3.1", "3.2", "3.3", "3.5", Linear=Linear, SGD=SGD)
 
 
@@ -496,16 +482,15 @@ for k, (a, b) in enumerate(zip(with_zero, without)):
     print(f"{k:4d}   {a:14.6f}   {b:9.6f}")
 
 # %% [markdown]
-# With zeroing, the loss falls steadily. Without it, every step adds the whole history again:
-# the loss falls faster for a moment, overshoots, and oscillates well above the other run.
-# Nothing crashed, which is why this bug is common. The rule of every training loop:
-# `zero_grad()`, forward, `backward()`, `step()`.
+# With zeroing, the loss falls steadily. Without it, the loss falls faster for a moment,
+# then climbs back above 2. Nothing crashed, which is why this bug is common. The rule of
+# every training loop: `zero_grad()`, forward, `backward()`, `step()`.
 
 # %% [markdown]
 # ## 9. Train a small network
 #
 # Everything together: a `1-32-32-1` ReLU network fits $y = \sin(2x)$ on 64 points with
-# full-batch SGD. The loop is the one you will write in every framework.
+# full-batch SGD, with the loop you will write in every framework.
 
 # %% tags=["demo"]
 demo = yours_or_reference("3.1", "3.2", "3.3", "3.4", "3.5", Linear=Linear, ReLU=ReLU,
@@ -526,14 +511,7 @@ print(f"loss: {history[0]:.4f} at the start, {history[-1]:.2e} after {len(histor
 
 with no_grad():
     fitted = net(inputs).numpy()
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))
-ax1.plot(xs_fit, np.sin(2 * xs_fit), label="sin(2x)")
-ax1.plot(xs_fit, fitted, "--", label="network")
-ax1.legend()
-ax2.semilogy(history)
-ax2.set_xlabel("step")
-ax2.set_ylabel("mean squared error")
-fig.tight_layout()
+figures.fit(xs_fit, np.sin(2 * xs_fit), fitted, history)
 plt.show()
 
 # %% [markdown]

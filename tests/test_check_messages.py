@@ -40,8 +40,8 @@ def test_backward_without_the_seed_is_told_to_seed_the_output_with_ones():
 
 
 def _cross_entropy(right: str, wrong: str):
-    """The solution's cross_entropy (exercise 2.6) with ``right`` replaced by ``wrong``."""
-    return solution_with_mistake("02_matmul_reductions_broadcasting", "2.6", right,
+    """The solution's cross_entropy (exercise 2.5) with ``right`` replaced by ``wrong``."""
+    return solution_with_mistake("02_matmul_reductions_broadcasting", "2.5", right,
                                  wrong)["cross_entropy"]
 
 

@@ -55,7 +55,7 @@ def test_reference_solution_passes_every_check(sol, capsys):
 
 
 def test_exercises_table():
-    assert list(L2.EXERCISES) == [f"2.{i}" for i in range(1, 7)]
+    assert list(L2.EXERCISES) == [f"2.{i}" for i in range(1, 6)]   # 2.3: reshape and transpose
     assert all(e["points"] > 0 and e["title"] for e in L2.EXERCISES.values())
 
 
@@ -140,7 +140,7 @@ MISTAKES = [
                  "    return op(np.sum(x.data, axis=axis), (x,), vjp)\n",
                  r"axis=None, keepdims=True.*the result has shape \(\); expected \(1, 1, 1\)",
                  id="sum_drops_the_axes"),
-    # 2.3 reshape, 2.4 transpose
+    # 2.3 reshape and transpose (one exercise, two checks that its check cell runs together)
     pytest.param(L2.reshape, "def reshape(x, shape):\n"
                  "    return op(np.reshape(x.data, shape), (x,), lambda g: g)\n",
                  r"gradient for x has shape \(6, 4\) but the input has shape \(2, 3, 4\)",
@@ -151,7 +151,7 @@ MISTAKES = [
     pytest.param(L2.transpose, "def transpose(x, axes=None):\n"
                  "    return op(x.data, (x,), lambda g: g)\n",
                  r"case 1 of 5.*forward value.*reversed", id="transpose_wrong_default"),
-    # 2.5 unbroadcast
+    # 2.4 unbroadcast
     pytest.param(L2.unbroadcast, "def unbroadcast(grad, shape):\n"
                  "    extra = grad.ndim - len(shape)\n"
                  "    grad = grad.sum(axis=tuple(range(extra)))\n"
@@ -176,7 +176,7 @@ MISTAKES = [
                  "    grad *= 1.0 if grad.shape == tuple(shape) else 2.0\n"
                  "    return grad\n",
                  "in place", id="unbroadcast_writes_into_grad"),
-    # 2.6 cross-entropy
+    # 2.5 cross-entropy
     pytest.param(L2.cross_entropy,
                  ce(log_p="p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True); log_p = np.log(p)"),
                  r"1e4.*overflow.*subtract each row's max", id="cross_entropy_naive_overflows"),
@@ -229,12 +229,15 @@ def test_checks_use_reference_versions_of_the_other_functions():
 # --- the split: probe in the grader, run in the sandbox, judge in the grader -------------------
 
 
-CHECKS = {"2.1": L2.matmul, "2.2": L2.sum, "2.3": L2.reshape, "2.4": L2.transpose,
-          "2.5": L2.unbroadcast, "2.6": L2.cross_entropy}
+#: Each check of one student function, by its name (exercise 2.3's cell calls the two halves
+#: together, through L2.reshape_and_transpose: tested below).
+CHECKS = {check.__name__: check for check in (L2.matmul, L2.sum, L2.reshape, L2.transpose,
+                                             L2.unbroadcast, L2.cross_entropy)}
 SEEDS = [0, 1, 7, 12345]
 
 
 def graded(exercise: str, student_fn, seed: int) -> tuple[Split, object, object]:
+    """``exercise``: the name of a check in CHECKS."""
     """What the grader does: probes from a secret seed, sent into the sandbox; run there on the
     student's function; what comes back crosses as JSON. (split, probes, outputs)."""
     split = CHECKS[exercise].split
@@ -245,10 +248,29 @@ def graded(exercise: str, student_fn, seed: int) -> tuple[Split, object, object]
 
 
 def test_every_check_is_split():
-    assert set(CHECKS) == set(L2.EXERCISES)
-    for exercise, check in CHECKS.items():
-        assert isinstance(check.split, Split) and check.exercise_id == exercise
+    assert {c.exercise_id for c in CHECKS.values()} == set(L2.EXERCISES) == \
+        {"2.1", "2.2", "2.3", "2.4", "2.5"}
+    for check in [*CHECKS.values(), L2.reshape_and_transpose]:
+        assert isinstance(check.split, Split) and check.exercise_id in L2.EXERCISES
         assert check.split.self_reported          # what the run checks on its own is named
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exercise_2_3_judges_reshape_then_transpose(sol, seed):
+    """The merged exercise 2.3: one split over both functions; a mistake in either fails it."""
+    split = L2.reshape_and_transpose.split
+    probes = split.probe(np.random.default_rng(seed))
+    assert dumps(probes) != dumps(split.probe(None))
+    outputs = loads(dumps(split.run(loads(dumps(probes)), sol["reshape"], sol["transpose"])))
+    text = split.judge(probes, outputs)
+    assert text.startswith("reshape:") and "\n\u2713 transpose:" in text
+    wrong = student(MISTAKE_BY_ID["transpose_same_axes_backward"][1])
+    outputs = loads(dumps(split.run(loads(dumps(probes)), sol["reshape"], wrong)))
+    with pytest.raises(CheckFailed, match="^transpose, case"):
+        split.judge(probes, outputs)
+    for forged in (None, {}, {"reshape": outputs["reshape"]}, [1, 2]):
+        with pytest.raises(CheckFailed, match="malformed"):
+            split.judge(probes, forged)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -290,7 +312,7 @@ VALUE_MISTAKES = ["matmul_wrong_self_consistent", "sum_scales_the_gradient", "re
 @pytest.mark.parametrize("mistake", VALUE_MISTAKES)
 def test_a_wrong_value_is_found_by_the_judge_not_the_run(mistake):
     check, source, _ = MISTAKE_BY_ID[mistake]
-    exercise = check.exercise_id
+    exercise = check.__name__
     for seed in SEEDS:
         split, probes, outputs = graded(exercise, student(source), seed)
         assert not any("stopped" in case for case in outputs["cases"])
@@ -301,7 +323,7 @@ def test_a_wrong_value_is_found_by_the_judge_not_the_run(mistake):
 def test_a_failure_in_the_run_reaches_the_judge_with_its_message():
     """In the grader the judge runs in another process: it gets the message alone."""
     source = MISTAKE_BY_ID["matmul_wrong_transposes"][1]
-    split, probes, outputs = graded("2.1", student(source), seed=5)
+    split, probes, outputs = graded("matmul", student(source), seed=5)
     assert list(outputs["cases"][0]) == ["forward", "stopped"]    # stopped in case 1's VJP
     with pytest.raises(CheckFailed, match=r"(?s)matmul, case 1 of 4: A \(\d, \d\) @ B \(\d, \d\)"
                                           r".*raised ValueError.*usual cause: the shapes must fit"):

@@ -42,8 +42,9 @@ PLANTED = {
         ("topo_children_first", "1.2", "order.append(node)", "order.insert(0, node)")],
     2: [("matmul_vjp_sign", "2.1", "(g @ w.T, x.T @ g)", "(g @ w.T, -(x.T @ g))"),
         ("sum_forgets_the_axis", "2.2", "g = np.expand_dims(g, axis)", "g = g"),
-        ("unbroadcast_keeps_leading_axes", "2.5", "extra = grad.ndim - len(shape)", "extra = 0"),
-        ("cross_entropy_overflows", "2.6", "shifted = z - z.max(axis=1, keepdims=True)",
+        ("transpose_same_axes", "2.3", "inverse = tuple(np.argsort(axes))", "inverse = axes"),
+        ("unbroadcast_keeps_leading_axes", "2.4", "extra = grad.ndim - len(shape)", "extra = 0"),
+        ("cross_entropy_overflows", "2.5", "shifted = z - z.max(axis=1, keepdims=True)",
          "shifted = z")],
     3: [("misses_nested_modules", "3.2", "for p in value.parameters():", "for p in []:"),
         ("linear_without_bias", "3.3", "return x @ self.weight.T + self.bias",
@@ -172,7 +173,7 @@ def test_grades_csv_is_the_expected_table(graded):
     expected = _expected(lessons, plan)
     keys = [lesson.key for lesson in sorted(lessons.values(), key=lambda lesson: lesson.number)]
     rows = _rows(out, "grades.csv")
-    assert list(rows[0]) == ["student", *keys, "total", "issues"]
+    assert list(rows[0]) == ["student", *keys, "total", "late", "issues"]
     got = {r["student"]: {k: float(r[k]) for k in keys if r[k] != ""} for r in rows}
     assert got == {s: {k: float(v) for k, v in scores.items()} for s, scores in expected.items()}
     for row in rows:

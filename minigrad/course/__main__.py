@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     st = sub.add_parser("start", help="copy the four lessons into a working folder")
     st.add_argument("folder", type=Path, help="where to put them (made if missing)")
     pr = sub.add_parser("progress", help="run your notebooks and list each exercise: done or not")
-    pr.add_argument("folder", type=Path, help="the folder holding your NN_name.ipynb notebooks")
+    pr.add_argument("folder", type=Path, help="one of your NN_name.ipynb notebooks, or the "
+                                              "folder holding them")
     pr.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
     rs = sub.add_parser("reset", help="put one exercise cell back as released")
     rs.add_argument("notebook", type=Path, help="your notebook, e.g. work/01_from_scalars_to_tensors.ipynb")
@@ -84,17 +85,22 @@ def _student(args: argparse.Namespace) -> int:
     if args.command == "progress":
         try:
             rows = student.progress(args.folder, timeout=args.timeout)
-        except FileNotFoundError as error:
+        except (FileNotFoundError, ValueError) as error:
             print(error, file=sys.stderr)
             return 1
         print(student.format_progress(rows))
         return 0
     try:
-        student.reset(args.notebook, args.exercise)
+        done = student.reset(args.notebook, args.exercise)
     except (KeyError, FileNotFoundError, ValueError) as error:
-        print(error.args[0] if error.args else error, file=sys.stderr)
+        print(error.args[-1] if error.args else error, file=sys.stderr)
         return 1
-    print(f"reset: exercise {args.exercise} in {args.notebook} is back as released")
+    if done.kept is None:
+        print(f"reset: exercise {args.exercise} in {args.notebook} was already as released")
+        return 0
+    print(f"reset: exercise {args.exercise} in {args.notebook} is back as released; your code "
+          f"is kept in {done.kept}")
+    print(done.diff, end="")
     return 0
 
 

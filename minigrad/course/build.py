@@ -210,15 +210,28 @@ def checks_raising(on: bool = True) -> Iterator[None]:
 
 
 def execute(nb: nbformat.NotebookNode, cwd: str | Path, timeout: int = 300,
-            allow_errors: bool = False) -> nbformat.NotebookNode:
-    """Run every cell of ``nb`` in a fresh ``python3`` kernel of this environment (in place)."""
+            allow_errors: bool = False, transport: str = "tcp") -> nbformat.NotebookNode:
+    """Run every cell of ``nb`` in a fresh ``python3`` kernel of this environment (in place).
+
+    ``transport="ipc"`` talks to the kernel over local sockets instead of TCP: the kernel then
+    prints no warning about unencrypted TCP (what ``progress`` shows a student).
+    """
     from nbclient import NotebookClient
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}},
-                            allow_errors=allow_errors, record_timing=False,
-                            store_widget_state=False)
-    client.execute()
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="minigrad-kernel-") as sockets:
+        km = None
+        if transport != "tcp":   # the sockets' path must be absolute: the kernel runs in cwd
+            from jupyter_client.manager import KernelManager
+
+            km = KernelManager(kernel_name="python3", transport=transport,
+                               ip=os.path.join(sockets, "kernel"))
+        client = NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(cwd)}},
+                                allow_errors=allow_errors, record_timing=False,
+                                store_widget_state=False)
+        client.execute()
     return nb
 
 

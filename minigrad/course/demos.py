@@ -1,6 +1,6 @@
 """What a lesson's demos run on: the student's code once its check has passed, else the reference.
 
-A demo that needs exercise 3.3's ``Linear`` should still run when 3.3 is not done yet, so that
+A demo that needs exercise 3.3's ``Linear`` should still run when 3.3 is not passing yet, so that
 one stuck exercise costs only itself. Each demo asks for the pieces it uses::
 
     demo = yours_or_reference("3.3", "3.4", Linear=Linear, ReLU=ReLU, Sequential=Sequential)
@@ -52,7 +52,7 @@ def yours_or_reference(*exercises: str, **yours: Any) -> SimpleNamespace:
     names = list(yours)
     shown = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
     verb = "is" if len(missing) == 1 else "are"
-    print(f"exercise{'s' if len(missing) > 1 else ''} {ids} {verb} not done yet: this demo "
+    print(f"exercise{'s' if len(missing) > 1 else ''} {ids} {verb} not passing yet: this demo "
           f"uses the reference {shown}")
     return SimpleNamespace(**{name: reference(lesson, name) for name in names})
 

@@ -282,6 +282,9 @@ def require_student(obj: Any, name: str) -> None:
         module = getattr(obj, "__module__", None)
     else:  # an instance (a student's module, say) or a callable object such as a ufunc
         module = type(obj).__module__
+    if module == "builtins" and getattr(obj, "__name__", None) == name:
+        raise CheckFailed(f"run the exercise cell above first; it has not defined `{name}` yet "
+                          f"(`{name}` is still Python's built-in {name})")
     if isinstance(module, str) and module.split(".")[0] in ("minigrad", "numpy"):
         raise CheckFailed(
             f"{name} comes from {module}, not from your notebook. This check tests the {name} "
@@ -557,3 +560,14 @@ def with_globals(fn: Callable, **names: Any) -> Callable:
     copy.__qualname__ = fn.__qualname__
     copy.__module__ = fn.__module__
     return copy
+
+
+def _install_kernel_help() -> None:
+    """In an IPython kernel, a check cell whose exercise cell never ran says so
+    (:mod:`minigrad.course.kernel`) instead of showing a bare NameError."""
+    from minigrad.course.kernel import install
+
+    install()
+
+
+_install_kernel_help()

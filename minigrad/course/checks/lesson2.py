@@ -34,8 +34,8 @@ from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, 
                                     with_globals)
 from minigrad.tensor import Tensor, op
 
-__all__ = ["EXERCISES", "matmul", "sum", "reshape", "transpose", "unbroadcast",
-           "cross_entropy"]
+__all__ = ["EXERCISES", "matmul", "sum", "reshape", "transpose", "reshape_and_transpose",
+           "unbroadcast", "cross_entropy"]
 
 EXERCISES = exercises(2)  # titles and points: the course's table, exercises.json
 
@@ -410,7 +410,7 @@ def sum(sum: Callable) -> None:  # noqa: A001 - the student's function is called
 
 
 # ---------------------------------------------------------------------------------------------
-# 2.3 reshape and 2.4 transpose: one input, one argument, no finite differences (they move
+# 2.3 reshape and transpose: one input, one argument, no finite differences (they move
 # values without computing any)
 
 _RESHAPES = [((2, 3, 4), (6, 4)), ((2, 3, 4), (24,)), ((6,), (2, 3)), ((2, 3, 4), (4, -1)),
@@ -502,7 +502,7 @@ def _reshape_judge(probes: dict[str, Any], outputs: Any) -> str:
 
 
 def _transpose_judge(probes: dict[str, Any], outputs: Any) -> str:
-    """2.4, judge: np.transpose's value; the gradient is g permuted back."""
+    """2.3, judge: np.transpose's value; the gradient is g permuted back."""
     cases = probes["cases"]
     for k, (probe, result) in enumerate(judged_cases("transpose", cases, outputs)):
         X, g = _floats(probe["x"]), _floats(probe["g"])
@@ -525,17 +525,45 @@ def _transpose_judge(probes: dict[str, Any], outputs: Any) -> str:
 @exercise("2.3", split=_split("reshape", _moves_probe("reshape"), _moves_run("reshape"),
                               _reshape_judge))
 def reshape(reshape: Callable) -> None:
-    """Exercise 2.3: ``reshape(x, shape)``; the gradient is reshaped back."""
+    """Exercise 2.3, its reshape half (the lesson calls reshape_and_transpose)."""
 
 
-@exercise("2.4", split=_split("transpose", _moves_probe("transpose"), _moves_run("transpose"),
+@exercise("2.3", split=_split("transpose", _moves_probe("transpose"), _moves_run("transpose"),
                               _transpose_judge))
 def transpose(transpose: Callable) -> None:
-    """Exercise 2.4: ``transpose(x, axes=None)``; the gradient is permuted back."""
+    """Exercise 2.3, its transpose half (the lesson calls reshape_and_transpose)."""
+
+
+def _moves_both_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """The cases of reshape and of transpose, under their names."""
+    return {name: _moves_probe(name)(rng) for name in ("reshape", "transpose")}
+
+
+def _moves_both_run(probes: dict[str, Any], reshape: Callable,
+                    transpose: Callable) -> dict[str, Any]:
+    """Both runs, each on its own cases."""
+    return {"reshape": _moves_run("reshape")(probes["reshape"], reshape),
+            "transpose": _moves_run("transpose")(probes["transpose"], transpose)}
+
+
+def _moves_both_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """Both judges, reshape's first; the text of both \u2713 lines."""
+    if not isinstance(outputs, dict) or set(outputs) != {"reshape", "transpose"}:
+        raise CheckFailed("reshape and transpose: the values sent back for judging are "
+                          "malformed: expected a dict with 'reshape' and 'transpose'; got "
+                          f"{show(outputs, 80)}")
+    first = _reshape_judge(probes["reshape"], outputs["reshape"])
+    return first + "\n\u2713 " + _transpose_judge(probes["transpose"], outputs["transpose"])
+
+
+@exercise("2.3", split=_split("reshape and transpose", _moves_both_probe, _moves_both_run,
+                              _moves_both_judge))
+def reshape_and_transpose(reshape: Callable, transpose: Callable) -> None:
+    """Exercise 2.3: ``reshape(x, shape)`` and ``transpose(x, axes=None)``, each undone."""
 
 
 # ---------------------------------------------------------------------------------------------
-# 2.5 unbroadcast
+# 2.4 unbroadcast
 
 _PAIRS = [  # (shape of a, shape of b) in c = a + b: each one's gradient is unbroadcast from c's
     ((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 1)), ((2, 3), (1, 1)), ((2, 3), ()),
@@ -582,7 +610,7 @@ def _unbroadcast_cases(probes: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable) -> dict[str, Any]:
-    """2.5, run: the student's unbroadcast of each gradient; that it leaves g unchanged is
+    """2.4, run: the student's unbroadcast of each gradient; that it leaves g unchanged is
     seen here."""
     fn = _in_scaffold(unbroadcast, "unbroadcast")
 
@@ -598,7 +626,7 @@ def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable) -> dict[str,
 
 
 def _unbroadcast_judge(probes: dict[str, Any], outputs: Any) -> str:
-    """2.5, judge: the shape, then the values, against minigrad's unbroadcast."""
+    """2.4, judge: the shape, then the values, against minigrad's unbroadcast."""
     cases = _unbroadcast_cases(probes)
     for k, (probe, result) in enumerate(judged_cases("unbroadcast", cases, outputs)):
         who, shape, g, case = probe["who"], probe["shape"], probe["g"], probe["name"]
@@ -625,15 +653,15 @@ def _unbroadcast_judge(probes: dict[str, Any], outputs: Any) -> str:
             f"and no broadcasting)")
 
 
-@exercise("2.5", split=_split("unbroadcast", _unbroadcast_probe, _unbroadcast_run,
+@exercise("2.4", split=_split("unbroadcast", _unbroadcast_probe, _unbroadcast_run,
                               _unbroadcast_judge,
                               self_reported="the gradient passed in is left unchanged"))
 def unbroadcast(unbroadcast: Callable) -> None:
-    """Exercise 2.5: ``unbroadcast(grad, shape)`` sums a gradient back to ``shape``."""
+    """Exercise 2.4: ``unbroadcast(grad, shape)`` sums a gradient back to ``shape``."""
 
 
 # ---------------------------------------------------------------------------------------------
-# 2.6 cross-entropy
+# 2.5 cross-entropy
 
 _HAND = [  # (logits, targets) whose loss and gradient a student can derive by hand; the
     # judge computes them like any other case (tests/test_checks_lesson2.py holds the numbers)
@@ -686,7 +714,7 @@ def _ce_case(k: int, n: int, probe: dict[str, Any]) -> str:
 
 
 def _ce_run(probes: dict[str, Any], cross_entropy: Callable) -> dict[str, Any]:
-    """2.6, run: the loss, the gradient for output gradients 1 and 0.5, finite differences.
+    """2.5, run: the loss, the gradient for output gradients 1 and 0.5, finite differences.
     That NumPy reports no overflow is seen here."""
     fn = _in_scaffold(cross_entropy, "cross_entropy")
     cases = probes["cases"]
@@ -725,7 +753,7 @@ def _ce_expected(Z: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
-    """2.6, judge: the loss and (softmax - onehot) / N, naming the usual slip when one fits."""
+    """2.5, judge: the loss and (softmax - onehot) / N, naming the usual slip when one fits."""
     cases = probes["cases"]
     for k, (probe, result) in enumerate(judged_cases("cross_entropy", cases, outputs)):
         Z, T = _floats(probe["logits"]), np.asarray(probe["targets"], dtype=np.int64)
@@ -773,8 +801,8 @@ def _ce_judge(probes: dict[str, Any], outputs: Any) -> str:
             f"({len(cases)} cases)")
 
 
-@exercise("2.6", split=_split("cross_entropy", _ce_probe, _ce_run, _ce_judge,
+@exercise("2.5", split=_split("cross_entropy", _ce_probe, _ce_run, _ce_judge,
                               self_reported=_SELF_REPORTED + "; NumPy reported no overflow"))
 def cross_entropy(cross_entropy: Callable) -> None:
-    """Exercise 2.6: ``cross_entropy(logits, targets)``: mean softmax cross-entropy as one
+    """Exercise 2.5: ``cross_entropy(logits, targets)``: mean softmax cross-entropy as one
     node, stable for any logits, with the gradient ``(softmax - onehot) / N``."""
