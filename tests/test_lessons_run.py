@@ -7,6 +7,8 @@ error such as a ``NameError`` or a ``TypeError``; and no other cell fails in any
 from __future__ import annotations
 
 import re
+
+import nbformat
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,37 @@ def test_one_unsolved_exercise_costs_only_its_own_check(path, exercise):
     later_demos = any(c.cell_type == "code" and "yours_or_reference(" in c.source
                       and f'"{exercise}"' in c.source for c in nb.cells)
     assert fallbacks or not later_demos, f"no demo says it uses the reference for {exercise}"
+
+
+# --- a kernel that forgives: cells run again, out of order, or never ---------------------------
+
+
+@pytest.mark.slow  # one kernel on lesson 1
+def test_lesson_1_forgives_cells_run_again_out_of_order_and_a_cell_never_run():
+    """Exercise 1.2's cell never run: its check says so. Then 1.2, 1.1, 1.5 and 1.3 run again
+    after everything below them (1.1 last of the classes): the final demo still works on the
+    student's own Tensor."""
+    path = solution_paths(ROOT)[0]
+    nb = read_notebook(path)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    by_id = {exercise_id(c): c for c in nb.cells if exercise_id(c)}
+    final_demo = next(c for c in nb.cells if "every value and gradient matches" in c.source)
+    check_12 = next(c for c in nb.cells if check_id(c) == "1.2")
+    never_run = by_id["1.2"]
+    nb.cells = [c for c in nb.cells if c is not never_run]
+    again = [never_run, check_12, by_id["1.1"], by_id["1.5"], by_id["1.3"], final_demo]
+    nb.cells += [nbformat.from_dict(c) for c in again]
+    with checks_raising(False):
+        execute(nb, cwd=path.parent, timeout=180, allow_errors=True)
+    first_check = next(c for c in nb.cells if check_id(c) == "1.2")
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(
+        line for o in _errors(first_check) for line in o.traceback))
+    assert ("exercise 1.2: run the exercise cell above first; it has not defined "
+            "`topological_order` yet") in shown, shown
+    last = nb.cells[-1]
+    assert not _errors(last), _show(_errors(last)[0])
+    text = _stream_text(last)
+    assert "every value and gradient matches the scalar engine" in text
+    assert "reference" not in text, text         # the student's own classes, not the fallback
