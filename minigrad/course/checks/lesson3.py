@@ -176,7 +176,14 @@ def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
 
 
 def _parameter_probe(rng: np.random.Generator | None) -> dict[str, Any]:
+    """A seed (None in a notebook): the data is made from it in the run and again in the
+    judge, so the probe never holds the values a Parameter should keep (the expected output)."""
+    return {"seed": None if rng is None else int(rng.integers(2**31))}
+
+
+def _parameter_cases(seed: int | None) -> list[dict[str, Any]]:
     """The data Parameters are made from: an array, a list, a number and float32 data."""
+    rng = None if seed is None else np.random.default_rng(seed)
     if rng is None:
         array, values, number = np.arange(6.0).reshape(2, 3) / 4 - 0.5, [0.25, -1.5, 3.0], 2.5
         float32 = np.ones((2, 2), dtype=np.float32)
@@ -187,10 +194,15 @@ def _parameter_probe(rng: np.random.Generator | None) -> dict[str, Any]:
         float32 = rng.normal(size=(int(rng.integers(1, 4)),
                                    int(rng.integers(1, 4)))).astype(np.float32)
     rows, cols = array.shape
-    return {"cases": [{"case": f"a {rows}x{cols} array", "data": array},
-                      {"case": "a list of floats", "data": values},
-                      {"case": "a single number", "data": number},
-                      {"case": "float32 data", "data": float32}]}
+    return [{"case": f"a {rows}x{cols} array", "data": array},
+            {"case": "a list of floats", "data": values},
+            {"case": "a single number", "data": number},
+            {"case": "float32 data", "data": float32}]
+
+
+def _seed(probes: Any) -> int | None:
+    seed = probes.get("seed") if isinstance(probes, dict) else None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
@@ -203,7 +215,7 @@ def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
                        "write `class Parameter(Tensor):` so a parameter takes part in every "
                        "Tensor operation and its gradient lands in .grad")
     datas = []
-    for item in probes["cases"]:
+    for item in _parameter_cases(_seed(probes)):
         case = item["case"]
         with student_code(f"{check}, case '{case}'", "Parameter(data)"):
             p = Parameter(copy.deepcopy(item["data"]))
@@ -224,7 +236,7 @@ def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
 def _parameter_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.1, judge: each Parameter kept the values, shape and dtype it was given."""
     check = _CHECK_31
-    cases = probes["cases"]
+    cases = _parameter_cases(_seed(probes))
     _items(outputs, len(cases), check, "datas")
     for k, item in enumerate(cases):
         expected = np.asarray(item["data"])
@@ -505,7 +517,8 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
                                "keep only values with isinstance(value, Parameter): constant "
                                "Tensors, numbers and strings are not trained")
         paths = [p["path"] for p in got]
-        dup = [path for i, path in enumerate(paths) if path in shapes and path in paths[:i]]
+        seen: set[str] = set()   # (one pass: the list came from the sandbox, of any length)
+        dup = [path for path in paths if path in shapes and (path in seen or seen.add(path))]
         if dup:
             raise mismatch(check, case, f"each parameter once: {names(list(shapes))}",
                            f"{names(dup)} more than once",

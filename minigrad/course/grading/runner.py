@@ -274,21 +274,26 @@ class _Zygotes:
                 return None
         uid = _UIDS.take()
         parent, workdir = _workdir(None)   # the zygote's own /tmp; each notebook gets a new one
+        # memory, processes and CPU counted for the job as a whole (one notebook at a time)
+        group = sandbox.Cgroup.make(int(options.memory), options.max_processes, threads)
 
         def closed() -> None:
             _end_uid(uid)
             _UIDS.give_back(uid)
+            if group is not None:
+                group.remove()
             shutil.rmtree(parent, ignore_errors=True)
 
         spec = sandbox.SandboxSpec(workdir=workdir, python_path=python_path, threads=threads)
         argv, env = sandbox.command(spec, zygote={"uid": uid, "tmp_bytes": int(options.memory)})
+        argv = group.wrap(argv) if group is not None else argv
         try:
             zygote = Zygote(argv, env, str(workdir), options.startup_timeout, closed, key)
         except ZygoteError as exc:
             with self._lock:
                 self.unavailable = str(exc)
             return None
-        zygote.uid = uid
+        zygote.uid, zygote.cgroup = uid, group
         return zygote
 
     def give_back(self, zygote: Zygote) -> None:
@@ -389,8 +394,12 @@ def _package_home(package: str) -> list[str]:
     return [str(Path(p).resolve().parent) for p in where if p]
 
 
-def _limits(options: GradingOptions) -> dict[str, int]:
-    processes = options.max_processes
+def _limits(options: GradingOptions, counted: bool = False) -> dict[str, int]:
+    """The driver's per-process limits. ``counted``: a cgroup counts the notebook's memory as
+    a whole; without one, the process limit keeps processes x address space within bounds
+    (:func:`.sandbox.fallback_processes`)."""
+    processes = options.max_processes if counted else sandbox.fallback_processes(
+        int(options.memory), options.max_processes)
     if os.getuid() != 0:
         # without root there is no user id per job, and the limit counts every process of
         # this user: leave room for those already running
@@ -399,6 +408,8 @@ def _limits(options: GradingOptions) -> dict[str, int]:
             "CPU": int(options.notebook_timeout + 30), "NPROC": processes}
 
 
+#: What the reader puts in place of a line longer than MAX_BYTES.
+_TOO_LONG = b"\x00too long"
 #: The most a notebook's sandbox may send in all (a flood ends the notebook).
 _MAX_TOTAL = 256 * 2**20
 
@@ -415,7 +426,7 @@ def _reader(stream: Any, lines: "queue.Queue[bytes | None]") -> None:
             if not line or total > _MAX_TOTAL:
                 break
             if len(line) > MAX_BYTES:
-                lines.put(b"")          # too long: malformed, and the rest of it is dropped
+                lines.put(_TOO_LONG)    # too long: refused, and the rest of it is dropped
                 while line and not line.endswith(b"\n"):
                     line = stream.readline(MAX_BYTES + 1)
                 continue
@@ -461,14 +472,18 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
     threads = options.kernel_threads or 1
     zygote = _ZYGOTES.take(options, python_path, threads) if options.sandbox else None
     uid = zygote.uid if zygote is not None else (_UIDS.take() if options.sandbox else None)
-    parent = None
+    parent = group = None
     if zygote is None:
         parent, workdir = _workdir(uid)
         spec = sandbox.SandboxSpec(workdir=workdir, python_path=python_path, threads=threads)
         argv, env = sandbox.command(spec, sandboxed=options.sandbox)
+        group = sandbox.Cgroup.make(int(options.memory), options.max_processes, threads) \
+            if options.sandbox else None
+        argv = group.wrap(argv) if group is not None else argv
+    counted = (zygote.cgroup if zygote is not None else group) is not None
     job = {"steps": job_steps, "cell_timeout": options.cell_timeout, "uid": uid,
            "package": lesson.checks_package, "alias": CHECKS_ALIAS,
-           "max_chars": options.message_chars, "limits": _limits(options),
+           "max_chars": options.message_chars, "limits": _limits(options, counted),
            "cwd": "/tmp" if options.sandbox else str(workdir)}
     process: Any = None
     lines: "queue.Queue[bytes | None]" = queue.Queue(maxsize=16)
@@ -510,6 +525,8 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             _ZYGOTES.give_back(zygote)
         else:
             _UIDS.give_back(uid)
+        if group is not None:
+            group.remove()
         if parent is not None:
             shutil.rmtree(parent, ignore_errors=True)
     if execution.forged:   # which of the step's records is the driver's cannot be told
@@ -598,6 +615,15 @@ def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes
                                           "exit, crash, or run out of memory?); the steps after "
                                           "it did not run"))
             return
+        if line == _TOO_LONG:   # the running step's record, too large to be read
+            results[index].status, results[index].error = "error", (
+                f"what it sent back was more than {MAX_BYTES // 2**20} MB, too large to judge")
+            if steps[index].kind == "check":
+                execution.checks[index] = {"passed": False, "kind": "error",
+                                           "message": results[index].error, "where": "",
+                                           "output": "", "seconds": 0.0}
+            index += 1
+            continue
         try:
             record = loads(line)
         except ProtocolError:

@@ -25,8 +25,10 @@ unless told ``--no-sandbox``.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
+import itertools
 import json
 import os
 import shutil
@@ -36,12 +38,13 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 __all__ = ["available", "SandboxSpec", "command", "environment", "UidPool", "FIRST_UID",
-           "compile_package", "masked", "GRADER_ONLY", "Cgroup"]
+           "compile_package", "masked", "GRADER_ONLY", "Cgroup", "fallback_processes"]
 
 #: The first of the user ids the jobs run as when the grader is root (one per job).
 FIRST_UID = 61000
@@ -256,6 +259,135 @@ def command(spec: SandboxSpec, sandboxed: bool = True, zygote: dict[str, Any] | 
         settings = {**zygote, "under_tmp": [p for p in paths if p.startswith("/tmp/")]}
         driver = [*driver[:-1], "minigrad.course.grading.zygote", json.dumps(settings)]
     return argv + ["--", *driver], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
+class Cgroup:
+    """A cgroup of one job's sandbox: its memory, processes and CPU counted together.
+
+    The grader (as root) makes one under its own cgroup, for each controller it can write:
+    cgroup v1's ``memory``, ``pids`` and ``cpu`` (or v2's unified tree), and starts the sandbox
+    in it (:meth:`wrap`), so that every process of the job is in it, whatever it forks. A job
+    runs one notebook at a time and each notebook's processes have all ended before the next
+    starts, so the limits count one notebook: its memory, its ``/tmp`` (a ``tmpfs``: memory
+    too) and, the few MiB of the job's zygote aside, nothing else; its processes; and its CPU
+    (a quota of ``cpus`` cores, shared by all of them).
+
+    Without root, or where no controller can be written, :meth:`make` returns None and the
+    limits stay per process (:func:`fallback_processes`).
+    """
+
+    #: Memory the job's zygote and sandbox take besides the notebook (its imports, bwrap).
+    OVERHEAD = 512 * 2**20
+
+    def __init__(self, folders: dict[str, Path]) -> None:
+        self.folders = folders
+
+    @classmethod
+    def make(cls, memory: int, processes: int, cpus: float,
+             root: Path = Path("/sys/fs/cgroup")) -> "Cgroup | None":
+        """A new cgroup with these limits, or None when none can be made here."""
+        if os.getuid() != 0 or not root.is_dir():
+            return None
+        name = f"minigrad-grade-{os.getpid()}-{next(_CGROUP_NUMBERS)}"
+        own = _own_cgroups()
+        limits: dict[str, dict[str, str]] = {
+            "memory": {"memory.limit_in_bytes": str(memory + cls.OVERHEAD),
+                       "memory.memsw.limit_in_bytes": str(memory + cls.OVERHEAD)},
+            "pids": {"pids.max": str(processes + 8)},
+            "cpu": {"cpu.cfs_period_us": "100000",
+                    "cpu.cfs_quota_us": str(max(1000, int(cpus * 100000)))},
+        }
+        unified = (root / "cgroup.controllers").is_file()
+        if unified:   # v2: one tree, the same limits under their v2 names
+            limits = {"": {"memory.max": str(memory + cls.OVERHEAD),
+                           "memory.swap.max": "0", "pids.max": str(processes + 8),
+                           "cpu.max": f"{max(1000, int(cpus * 100000))} 100000"}}
+        folders: dict[str, Path] = {}
+        group = cls(folders)
+        for controller, files in limits.items():
+            base = root / controller if controller else root
+            parent = base / own.get(controller if controller else "", "/").lstrip("/")
+            if not parent.is_dir():
+                continue
+            folder = parent / name
+            try:
+                folder.mkdir()
+            except OSError:
+                continue
+            folders[controller or "unified"] = folder
+            for file, value in files.items():
+                try:
+                    (folder / file).write_text(value)
+                except OSError:
+                    if file in ("memory.limit_in_bytes", "pids.max", "memory.max"):
+                        group.remove()   # the limit that matters could not be set
+                        return None
+        return group if folders else None
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """``argv`` started in this cgroup (it moves itself in, then ``exec``\ s)."""
+        script = ('while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; '
+                  'done; shift; exec "$@"')
+        return ["/bin/sh", "-c", script, "sh", *map(str, self.folders.values()), "--", *argv]
+
+    def peak(self) -> int | None:
+        """The most memory the job has used (bytes), when the controller says."""
+        for folder, file in ((self.folders.get("memory"), "memory.max_usage_in_bytes"),
+                             (self.folders.get("unified"), "memory.peak")):
+            if folder is not None:
+                try:
+                    return int((folder / file).read_text())
+                except (OSError, ValueError):
+                    pass
+        return None
+
+    def remove(self) -> None:
+        """Kill anything left in it and remove it."""
+        for folder in self.folders.values():
+            for _ in range(50):
+                try:
+                    pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+                except (OSError, ValueError):
+                    pids = []
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, 9)
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)   # (its processes are still being reaped)
+
+
+_CGROUP_NUMBERS = itertools.count()
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup per controller (``""`` for v2's unified tree)."""
+    found: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            found[controller] = path
+    return found
+
+
+def fallback_processes(memory: int, wanted: int) -> int:
+    """The process limit where no cgroup counts a notebook's memory as a whole: each process
+    may take ``memory`` of address space, so processes x address space is kept within half of
+    this machine's memory (at least 4: a notebook, a helper, ``!`` shell commands). At
+    ``--memory 2`` on a 24 GiB machine that is 6."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return min(wanted, 4)
+    return max(4, min(wanted, int(total // 2 // max(memory, 1))))
 
 
 class UidPool:

@@ -250,6 +250,8 @@ class Zygote:
         self.key, self._on_close, self._buffer, self._closed = key, on_close, b"", False
         #: The user id its notebooks run as (as root; None otherwise), set by the runner.
         self.uid: int | None = None
+        #: The cgroup that counts its notebooks' memory, processes and CPU (None: none).
+        self.cgroup: Any = None
         ours, theirs = socket.socketpair()
         try:
             self.process = subprocess.Popen(argv, stdin=theirs.fileno(),
