@@ -17,8 +17,11 @@ method's object, of a ``functools.partial``), and everything they own:
 
 * a :class:`~minigrad.nn.Module`: each attribute that holds a module, a tensor or a container
   of them, its ``training`` flag, and how many attributes it has (a new one is a change);
-* a list, tuple or dict: each item (which object, in which place, how many);
-* a tensor (a parameter): its ``requires_grad`` flag and which array its ``.data`` is;
+* a list, tuple or dict that holds any of these: each item (which object, in which place,
+  how many); a container of plain values (a log of losses) is not followed;
+* a tensor that no operation made (a parameter, a data set held by the closure): its
+  ``requires_grad`` flag and which array its ``.data`` is (a result kept for later, such as
+  ``state["loss"] = loss``, is an output of the step and is not followed);
 * an optimizer: which object it is (so its kind), its list of parameters, and its version,
   which counts changes of the hyperparameters that a replay does not read again (everything
   but ``lr``) and of its state (``load_state_dict``);
@@ -50,13 +53,23 @@ __all__ = ["StateGuard"]
 _MAX_DEPTH = 12  # how deep the walk follows containers and attributes
 
 
-def _is_state(value: Any) -> bool:
-    """Whether ``value`` is an object whose identity the guard follows."""
+def _is_state(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is, or holds, a module, an optimizer or a tensor (or a function,
+    which may reach some): what the guard follows. A list of numbers (a log of losses) or a
+    dict of strings is not state: it may change at every call."""
     from .nn import Module
     from .optim import Optimizer
 
-    return isinstance(value, (Module, Optimizer, Tensor, list, tuple, dict,
-                              types.FunctionType, types.MethodType, functools.partial))
+    if isinstance(value, Tensor):  # a result kept for later (``state["loss"] = loss``) is an
+        return value._op is None   # output of the step, not what a replay reads
+    if isinstance(value, (Module, Optimizer, types.FunctionType, types.MethodType,
+                          functools.partial)):
+        return True
+    if depth < 3 and isinstance(value, (list, tuple)):
+        return any(_is_state(v, depth + 1) for v in value)
+    if depth < 3 and isinstance(value, dict):
+        return any(_is_state(v, depth + 1) for v in value.values())
+    return False
 
 
 class StateGuard:
@@ -129,18 +142,17 @@ class StateGuard:
                     value = cell.cell_contents
                 except ValueError:  # a cell not filled yet
                     continue
-                self._cells.append(cell)
-                self._cell_values.append(value)
-                self._cell_where.append(f"{where}: {name}")
-                if _is_state(value):
+                if _is_state(value) or _has_attributes(value):
+                    self._cells.append(cell)
+                    self._cell_values.append(value)
+                    self._cell_where.append(f"{where}: {name}")
                     self._walk(value, name, depth + 1)
         g = fn.__globals__
         for name in sorted(_global_names(fn.__code__)):
-            if name in g:
-                value = g[name]
+            value = g.get(name, _MISSING)
+            if _is_state(value) or _has_attributes(value):
                 self._slot(g, name, value, f"{where}: global {name}")
-                if _is_state(value):
-                    self._walk(value, name, depth + 1)
+                self._walk(value, name, depth + 1)
 
     def _walk(self, value: Any, where: str, depth: int) -> None:
         from .nn import Module
@@ -152,7 +164,9 @@ class StateGuard:
             self._walk_callable(value, where, depth + 1)
             return
         self._seen.add(id(value))
-        if isinstance(value, Tensor):
+        if _has_attributes(value):  # a trainer object, a config: its attributes
+            self._walk_attributes(value, where, depth)
+        elif isinstance(value, Tensor):
             self._tensors.append(value)
             self._flags.append(value.requires_grad)
             self._datas.append(value.data)
@@ -164,12 +178,16 @@ class StateGuard:
         elif isinstance(value, Module):
             self._walk_attributes(value, where, depth)
         elif isinstance(value, (list, tuple)):
+            if not _is_state(value):
+                return
             self._size(value, where)
             for i, item in enumerate(value):
                 if _is_state(item):
                     self._slot(value, i, item, f"{where}[{i}]")
                     self._walk(item, f"{where}[{i}]", depth + 1)
         elif isinstance(value, dict):
+            if not _is_state(value):
+                return
             self._size(value, where)
             for key, item in value.items():
                 if _is_state(item):
@@ -182,7 +200,8 @@ class StateGuard:
         attributes = getattr(obj, "__dict__", None)
         if not isinstance(attributes, dict) or isinstance(obj, (type, types.ModuleType)):
             return
-        self._size(attributes, where)
+        if isinstance(obj, Module) or _is_state(attributes):
+            self._size(attributes, where)
         for name, item in attributes.items():
             if _is_state(item) or (name == "training" and isinstance(obj, Module)):
                 self._slot(attributes, name, item, f"{where}.{name}")
@@ -250,6 +269,18 @@ def _lookup(container: Any, key: Any) -> Any:
         return container[key]
     except (KeyError, IndexError, TypeError):
         return _MISSING
+
+
+def _has_attributes(value: Any) -> bool:
+    """An object of the user's own class with attributes that may hold state (not a module of
+    minigrad's kinds, a function, a class, a Python module or a NumPy array)."""
+    from .nn import Module
+    from .optim import Optimizer
+
+    return (hasattr(value, "__dict__") and not isinstance(
+        value, (Module, Optimizer, Tensor, type, types.ModuleType, types.FunctionType,
+                types.MethodType, functools.partial))
+            and _is_state(vars(value)))
 
 
 def _lookup_cell(cell: Any) -> Any:

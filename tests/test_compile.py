@@ -382,3 +382,35 @@ def test_compiled_step_returns_a_new_tensor_each_call():
     values = [loss.item() for loss in losses]
     assert len(set(values)) == 6  # not one buffer returned six times
     assert not losses[-1].requires_grad
+
+
+def test_recording_patches_nothing_and_other_threads_see_nothing():
+    # the engine's array makers report to the recording thread's hook only: NumPy itself is
+    # never patched, and a thread running the engine while a step records is not recorded
+    import threading
+
+    from minigrad import backend
+
+    original_zeros = np.zeros
+    seen: dict[str, object] = {}
+
+    model, opt, step = trainer(mlp, OPTIMIZERS["sgd-momentum"])
+
+    def other_thread() -> None:
+        xp = backend.namespace(np.ones(2))
+        seen["type"] = type(xp.zeros(3))
+        seen["grad"] = (mg.tensor(np.ones((2, 2)), requires_grad=True) * 2.0).sum()
+
+    def watched(x, y):
+        seen.setdefault("patched", []).append(np.zeros is not original_zeros)
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        return step(x, y)
+
+    compiled = mg.compile(watched)
+    for x, y in moons_batches(6):
+        compiled(x, y)
+    assert compiled.calls["replayed"] == 3
+    assert seen["patched"] == [False, False, False]  # the calls that ran the step itself
+    assert seen["type"] is np.ndarray

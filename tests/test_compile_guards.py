@@ -258,3 +258,57 @@ def test_the_guard_names_what_changed():
     assert guard.changed() is None
     state["model"][0].weight.requires_grad_(True)
     assert "state['model']._layers[0].weight.requires_grad is True" in guard.changed()
+
+
+CALLS_SEEN = 0
+
+
+def test_plain_values_the_step_keeps_do_not_stop_the_replays():
+    # a log of losses, a counter, the last loss kept in a dict: outputs of the step, not state
+    model = mlp()
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    log: list[float] = []
+    last: dict[str, Any] = {}
+
+    def step(x: mg.Tensor, y: np.ndarray) -> mg.Tensor:
+        global CALLS_SEEN
+        CALLS_SEEN += 1
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        log.append(0.0)
+        last["loss"] = loss
+        return loss
+
+    compiled = mg.compile(step)
+    for x, y in batches():
+        compiled(x, y)
+    assert compiled.calls == {"eager": 1, "recorded": 2, "replayed": CALLS - 3}
+    assert compiled.changes == []
+
+
+class Trainer:
+    def __init__(self) -> None:
+        self.model = mlp()
+        self.opt = optim.SGD(self.model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(self, x: mg.Tensor, y: np.ndarray) -> mg.Tensor:
+        self.opt.zero_grad()
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+def test_a_bound_method_and_its_object_are_guarded():
+    a, b = Trainer(), Trainer()
+    compiled = mg.compile(b.step)
+    for k, (x, y) in enumerate(batches()):
+        if k == CHANGE_AT:
+            for t in (a, b):
+                t.model = mlp(seed=9)
+                t.opt = optim.SGD(t.model.parameters(), lr=0.05)
+        assert a.step(x, y).data.tobytes() == compiled(x, y).data.tobytes(), f"call {k}"
+    assert any("__self__.model" in c for c in compiled.changes), compiled.changes
+    assert compiled.calls["replayed"] >= CALLS - 7
