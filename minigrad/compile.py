@@ -788,6 +788,7 @@ class CompiledStep:
                                "while it records")
         optimizers = self.optimizers or []
         guard = StateGuard(self.step, optimizers)  # before the arrays are seen through views
+        lrs = [getattr(opt, "lr", None) for opt in optimizers]
         rec = _Recorder()
         inputs: list[Any] = []
         new_args: list[Any] = []
@@ -835,6 +836,10 @@ class CompiledStep:
                 p.data = rec.unwrap(p.data)
             grads.append((p, p.grad))
         problems = list(rec.problems)
+        if [getattr(opt, "lr", None) for opt in optimizers] != lrs:
+            problems.append("the step changes an optimizer's lr itself (a scheduler stepped "
+                            "inside the step?): a replay runs no Python, so it would not; "
+                            "call scheduler.step() outside the compiled step")
         change = guard.changed()
         if change is not None and not problems:  # e.g. p.data = array, synced by this step
             self.changes.append(change)

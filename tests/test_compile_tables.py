@@ -402,6 +402,16 @@ OPTIMIZERS: dict[str, Callable[[list[mg.Tensor]], optim.Optimizer]] = {
     "adam-betas-eps": lambda ps: optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6),
     "adam-weight-decay": lambda ps: optim.Adam(ps, lr=0.01, weight_decay=1e-2),
     "adam-per-parameter": lambda ps: optim.Adam(ps, lr=0.01, fused=False),
+    "adamw": lambda ps: optim.AdamW(ps, lr=0.01),
+    "adamw-per-parameter": lambda ps: optim.AdamW(ps, lr=0.01, weight_decay=0.1, fused=False),
+    "rmsprop": lambda ps: optim.RMSprop(ps, lr=0.01),
+    "rmsprop-centered-momentum": lambda ps: optim.RMSprop(ps, lr=0.01, centered=True,
+                                                          momentum=0.9, weight_decay=0.01),
+    "rmsprop-per-parameter": lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, fused=False),
+    "adagrad": lambda ps: optim.Adagrad(ps, lr=0.1),
+    "adagrad-decay-initial": lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.1,
+                                                      initial_accumulator_value=0.1),
+    "adagrad-per-parameter": lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.1, fused=False),
 }
 
 

@@ -41,11 +41,11 @@ import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import backend
-from .backend import Array
-from .tensor import Tensor
+from .. import backend
+from ..backend import Array
+from ..tensor import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
 
 NewBuffer = Callable[[str], Array]  # name of a state -> a zero array for it
 
@@ -594,7 +594,13 @@ class Adam(Optimizer):
 
     def _update(self, p: Array, g: Array, state: dict[str, Any], new_buffer: NewBuffer,
                 scratch: Array | None = None) -> None:
-        (beta1, beta2), eps, weight_decay = self.betas, self.eps, self.weight_decay
+        self._adam_update(p, g, state, new_buffer, self.weight_decay)
+
+    def _adam_update(self, p: Array, g: Array, state: dict[str, Any], new_buffer: NewBuffer,
+                     weight_decay: float) -> None:
+        """Adam's update of ``p``, with ``weight_decay`` added to the gradient (AdamW passes 0
+        and decays ``p`` itself)."""
+        (beta1, beta2), eps = self.betas, self.eps
         xp = backend.namespace(p)
         if weight_decay != 0:
             g = g + weight_decay * p
@@ -631,3 +637,7 @@ class Adam(Optimizer):
     def _replay_prologue(self, updated: list[int]) -> None:
         for i in updated:  # the step counts that step() would have advanced
             self.state[i]["step"] += 1
+
+
+from .adaptive import Adagrad, AdamW, RMSprop  # noqa: E402 - they build on the classes above
+from . import lr_scheduler  # noqa: E402
