@@ -17,7 +17,12 @@ from typing import Any
 from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
                       reduce_max, reduce_sum, times_mask)
 from .backend import take as backend_take
-from .conv import avg_pool2d, conv2d, max_pool2d
+from .conv import avg_pool2d, conv2d
+from .conv_extra import adaptive_avg_pool2d, conv1d, max_pool2d  # max_pool2d with padding
+from .losses import huber_loss, l1_loss, smooth_l1_loss
+from .normalization import batch_norm, layer_norm
+from .random_ops import dropout
+from .shape_ops import pad
 from .broadcast import broadcast_shapes
 from .tensor import (Tensor, _axis_index, _host_values, _tensor_arg, gradient_product, leaky_relu,
                      op, relu, sigmoid, tanh, where)
@@ -25,7 +30,10 @@ from .tensor import (Tensor, _axis_index, _host_values, _tensor_arg, gradient_pr
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot",
            "relu", "sigmoid", "tanh", "leaky_relu", "gelu", "silu", "elu", "softplus",
-           "hardtanh", "logsigmoid", "linear", "conv2d", "max_pool2d", "avg_pool2d"]
+           "hardtanh", "logsigmoid", "linear", "conv2d", "max_pool2d", "avg_pool2d",
+           # issue 29 (each defined in its own module, re-exported here)
+           "layer_norm", "batch_norm", "dropout", "pad", "conv1d", "adaptive_avg_pool2d",
+           "l1_loss", "huber_loss", "smooth_l1_loss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -67,6 +75,15 @@ def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
     p = xp.exp(x.data - _logsumexp(x.data, axis))
     return op(p, (x,), lambda g, p: p * (g - xp.sum(g * p, axis=axis, keepdims=True)),
               saved=(p,), name="softmax")
+
+
+def _floating_arg(x: Any, name: str, arg: str) -> Tensor:
+    """``x``, a floating-point Tensor (PyTorch refuses integer logits and log-probabilities)."""
+    x = _tensor_arg(x, name)
+    if not is_floating(x._xp, x.dtype):
+        raise TypeError(f"{name}: {arg} must be floating point; got dtype {x.dtype}. Convert "
+                        "them: x.astype('float64')")
+    return x
 
 
 def _softmax_args(x: Any, axis: Any, dim: Any, name: str) -> tuple[Tensor, int]:
@@ -201,7 +218,7 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index
     ``0..C-1`` raises an IndexError (on a GPU: the loss is NaN).
     """
     _check_reduction(reduction, "cross_entropy")
-    logits = _tensor_arg(logits, "cross_entropy")
+    logits = _floating_arg(logits, "cross_entropy", "logits")
     if logits.ndim == 1:  # one unbatched sample: a batch of one, the loss a 0-d tensor
         target = _batch_of_one(targets, logits, "cross_entropy")
         loss = cross_entropy(logits.reshape(1, -1), target, weight, ignore_index, reduction,
@@ -303,7 +320,7 @@ def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, ignore_index: 
     reduction : "mean", "sum" or "none"
     """
     _check_reduction(reduction, _name)
-    log_probs = _tensor_arg(log_probs, _name)
+    log_probs = _floating_arg(log_probs, _name, "log_probs" if _name == "nll_loss" else "logits")
     if log_probs.ndim == 1:  # one unbatched sample, as in cross_entropy
         loss = nll_loss(log_probs.reshape(1, -1), _batch_of_one(targets, log_probs, _name),
                         weight, ignore_index, reduction, _name=_name)
@@ -446,6 +463,9 @@ def one_hot(labels: Any, num_classes: int = -1) -> Tensor:
     xp = namespace(t)
     if not is_integer(xp, t.dtype):
         raise TypeError(f"one_hot: labels must be integers; got dtype {t.dtype}")
+    if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes < -1:
+        raise ValueError(f"one_hot: num_classes must be a non-negative int, or -1 (the largest "
+                         f"label + 1); got {num_classes!r}")
     if t.size:
         low, high = int(xp.min(t)), int(xp.max(t))
         if low < 0:
@@ -573,14 +593,19 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     product ``g.T @ ones``: the same sum, several times faster than a reduction over the batch
     on NumPy when the features are few.
     """
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"linear: weight must be a Tensor; got {type(weight).__name__}")
     if not isinstance(x, Tensor):  # an array as it is; numbers and lists in the weight's dtype
         x = Tensor(x if hasattr(x, "dtype") else asarray(x, dtype=weight.data.dtype,
                                                          like=weight.data))
-    if (not isinstance(weight, Tensor) or weight.data.ndim != 2 or not x.data.ndim
-            or x.data.shape[-1] != weight.data.shape[1] or x.data.dtype != weight.data.dtype
-            or bias is not None and (not isinstance(bias, Tensor) or bias.data.dtype != x.data.dtype
-                                     or tuple(bias.data.shape) != (weight.data.shape[0],))):
-        _check_linear(x, weight, bias)  # one test above on the fast path; this names the problem
+    xd, wd = x.data, weight.data
+    # One quick test (dtypes by identity: the same dtype is one object); any doubt goes to
+    # _check_linear, which raises naming the problem (or returns if there is none).
+    if (type(xd) is not type(wd) or wd.ndim != 2 or not xd.ndim or xd.shape[-1] != wd.shape[1]
+            or xd.dtype is not wd.dtype
+            or bias is not None and (not isinstance(bias, Tensor) or bias.data.dtype is not wd.dtype
+                                     or bias.data.ndim != 1 or bias.data.shape[0] != wd.shape[0])):
+        _check_linear(x, weight, bias)
     xp = x._xp
     batch_last = x.ndim == 2
     # A batch (N, in) gives y = (W @ x.T).T: the same numbers as x @ W.T, stored batch-last
@@ -616,6 +641,10 @@ def _check_linear(x: Tensor, weight: Any, bias: Any) -> None:
     for arg, t in (("weight", weight), ("bias", bias)):
         if t is not None and not isinstance(t, Tensor):
             raise TypeError(f"linear: {arg} must be a Tensor; got {type(t).__name__}")
+    if type(x.data) is not type(weight.data):  # e.g. a CuPy input to a NumPy layer
+        check_same_device("linear", x.data, weight.data)  # raises naming both devices
+        raise TypeError(f"linear: the input is a {type(x.data).__module__} array but the weight "
+                        f"a {type(weight.data).__module__} one; move one with .to(...)")
     if weight.ndim != 2:
         raise ValueError(f"linear: expected weight of shape (out_features, in_features); got "
                          f"shape {weight.shape}")

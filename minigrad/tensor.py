@@ -986,7 +986,7 @@ class Tensor:
     def unsqueeze(self, dim: int) -> "Tensor":
         """Insert an axis of size 1 at position ``dim`` (from ``-ndim - 1`` to ``ndim``)."""
         n = self.ndim
-        if not isinstance(dim, int) or not -n - 1 <= dim <= n:
+        if not isinstance(dim, int) or isinstance(dim, bool) or not -n - 1 <= dim <= n:
             raise AxisError(f"unsqueeze: dim must be an int from {-n - 1} to {n} for shape "
                             f"{self.shape}; got {dim!r}")
         d = dim % (n + 1)
@@ -1008,6 +1008,9 @@ class Tensor:
         """
         if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
             sizes = tuple(sizes[0])
+        for k, n in enumerate(sizes):
+            if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+                raise TypeError(f"expand: sizes must be ints; got {n!r} at index {k} of {sizes}")
         shape, lead = self.shape, len(sizes) - self.ndim
         if lead < 0:
             raise ValueError(f"expand: {tuple(sizes)} has fewer axes than the tensor's shape "
@@ -1040,8 +1043,8 @@ class Tensor:
         """``value`` where ``mask`` is True, else the tensor's value. Gradient: 0 where filled.
 
         ``mask`` is a boolean tensor or array that broadcasts to this tensor's shape (a list
-        is refused, as in PyTorch). ``value`` is a number, or a 0-d tensor (which gets the gradient of the filled
-        places, as in PyTorch); the result keeps this tensor's dtype.
+        is refused, as in PyTorch). ``value`` is a number, or a 0-d tensor (which gets the
+        gradient of the filled places, as in PyTorch); the result keeps this tensor's dtype.
         """
         xp, x = self._xp, self.data
         m = _raw(mask)

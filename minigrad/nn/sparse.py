@@ -55,8 +55,9 @@ class Embedding(Module):
             if not isinstance(n, int) or isinstance(n, bool) or n < 1:
                 raise ValueError(f"Embedding: {label} must be a positive int; got {n!r}")
         if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx must be in [-{num_embeddings}, "
+            if not isinstance(padding_idx, int) or isinstance(padding_idx, bool) or \
+                    not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx must be an int in [-{num_embeddings}, "
                                  f"{num_embeddings}); got {padding_idx}")
             padding_idx %= num_embeddings
         if rng is not None and seed is not None:
