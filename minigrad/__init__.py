@@ -22,7 +22,9 @@ from .tensor import (AxisError, abs, argmax, argmin, cat, ceil, clamp, clip, cos
                      transpose, tril, triu, unsqueeze, var)
 from .creation import (arange, eye, full, full_like, ones, ones_like, rand, randn, zeros,
                        zeros_like)
-from . import functional, nn, optim
+from .shape_ops import (all, any, chunk, einsum, flip, norm, repeat, sort,  # noqa: A004
+                        split)
+from . import functional, nn, optim, utils
 from .serialize import load, save
 from .compile import compile  # noqa: A004 - torch.compile's name; the module is compile.py
 
@@ -40,4 +42,6 @@ __all__ = [
     "transpose", "tril", "triu", "unsqueeze", "var",
     "arange", "eye", "full", "full_like", "ones", "ones_like", "rand", "randn", "zeros",
     "zeros_like",
+    # issue 29: tensor functions (minigrad/shape_ops.py) and minigrad.utils.data
+    "all", "any", "chunk", "einsum", "flip", "norm", "repeat", "sort", "split", "utils",
 ]

@@ -17,7 +17,12 @@ from typing import Any
 from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
                       reduce_max, reduce_sum, times_mask)
 from .backend import take as backend_take
-from .conv import avg_pool2d, conv2d, max_pool2d
+from .conv import avg_pool2d, conv2d
+from .conv_extra import adaptive_avg_pool2d, conv1d, max_pool2d  # max_pool2d with padding
+from .losses import huber_loss, l1_loss, smooth_l1_loss
+from .normalization import batch_norm, layer_norm
+from .random_ops import dropout
+from .shape_ops import pad
 from .broadcast import broadcast_shapes
 from .tensor import (Tensor, _axis_index, _host_values, _tensor_arg, gradient_product, leaky_relu,
                      op, relu, sigmoid, tanh, where)
@@ -25,7 +30,10 @@ from .tensor import (Tensor, _axis_index, _host_values, _tensor_arg, gradient_pr
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot",
            "relu", "sigmoid", "tanh", "leaky_relu", "gelu", "silu", "elu", "softplus",
-           "hardtanh", "logsigmoid", "linear", "conv2d", "max_pool2d", "avg_pool2d"]
+           "hardtanh", "logsigmoid", "linear", "conv2d", "max_pool2d", "avg_pool2d",
+           # issue 29 (each defined in its own module, re-exported here)
+           "layer_norm", "batch_norm", "dropout", "pad", "conv1d", "adaptive_avg_pool2d",
+           "l1_loss", "huber_loss", "smooth_l1_loss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -336,8 +344,9 @@ def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, ignore_index: 
 def mse_loss(prediction: Tensor, target: Any, reduction: str = "mean") -> Tensor:
     """Mean squared error ``mean((prediction - target) ** 2)`` (or its sum, or per element)."""
     _check_reduction(reduction, "mse_loss")
-    if not isinstance(target, Tensor):
-        target = Tensor(target)
+    if not isinstance(target, Tensor):  # a list or number takes a float prediction's dtype
+        target = _as_tensor(target, prediction) if isinstance(prediction, Tensor) and \
+            is_floating(prediction._xp, prediction.dtype) else Tensor(target)
     if prediction.shape != target.shape:
         raise ValueError(f"mse_loss: prediction has shape {prediction.shape} but target has "
                          f"shape {target.shape}")

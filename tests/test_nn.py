@@ -289,7 +289,8 @@ def test_buffers_are_saved_and_loaded():
             self.register_buffer("running_mean", np.zeros(2))
 
     m = WithBuffer()
-    assert list(m.state_dict()) == ["fc.weight", "fc.bias", "running_mean"]
+    # PyTorch's order: module by module, each module's parameters, then its buffers
+    assert list(m.state_dict()) == ["running_mean", "fc.weight", "fc.bias"]
     assert [n for n, _ in m.named_parameters()] == ["fc.weight", "fc.bias"]
     m.load_state_dict({**m.state_dict(), "running_mean": np.array([1.0, 2.0])})
     assert m.running_mean.numpy().tolist() == [1.0, 2.0]

@@ -30,7 +30,7 @@ from ..tensor import Tensor, _tensor_arg, flatten, leaky_relu, op, relu, sigmoid
 
 __all__ = [
     "Parameter", "Module", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Sequential",
-    "Flatten", "Dropout", "CrossEntropyLoss", "MSELoss",
+    "Flatten", "Dropout",
 ]
 
 
@@ -185,8 +185,10 @@ class Module:
         averages stay where and as they were.
         """
         for _, t in self._named_tensors():
-            new = backend.copy_to(t.data, device=device, dtype=dtype) if device is not None \
-                else backend.copy_to(t.data, like=t.data, dtype=dtype)
+            # dtype= converts floating tensors only (a buffer that counts stays int64), as PyTorch
+            kind = dtype if backend.is_floating(t._xp, t.dtype) else None
+            new = backend.copy_to(t.data, device=device, dtype=kind) if device is not None \
+                else backend.copy_to(t.data, like=t.data, dtype=kind)
             _set_data(t, new)
             t.grad = None
         return self
@@ -194,8 +196,23 @@ class Module:
     # --- saving and loading ---------------------------------------------------------------------
 
     def _named_tensors(self) -> Iterator[tuple[str, Tensor]]:
-        yield from self.named_parameters()
-        yield from self.named_buffers()
+        """Parameters and buffers in PyTorch's state-dict order: module by module (in the order
+        of :meth:`named_modules`), each module's parameters, then its buffers."""
+        buffers = list(self.named_buffers())
+        if not buffers:  # the common case: the order of named_parameters()
+            yield from self.named_parameters()
+            return
+        modules = [name for name, _ in self.named_modules()]
+        owned: dict[str, list[tuple[str, Tensor]]] = {name: [] for name in modules}
+        for name, p in self.named_parameters():
+            owner = name.rpartition(".")[0]
+            while owner not in owned:  # a parameter inside a list or dict of its module
+                owner = owner.rpartition(".")[0]
+            owned[owner].append((name, p))
+        for name, b in buffers:
+            owned[name.rpartition(".")[0]].append((name, b))
+        for name in modules:
+            yield from owned[name]
 
     def state_dict(self) -> dict[str, Any]:
         """Every parameter and buffer by name, as its array (not a copy: the live values).
@@ -539,21 +556,7 @@ class Sequential(Module):
 # Losses
 
 
-class CrossEntropyLoss(Module):
-    """Mean softmax cross-entropy of logits (N, C) against integer class targets (N,).
-
-    See :func:`minigrad.functional.cross_entropy` (fused and numerically stable).
-    """
-
-    def forward(self, logits: Tensor, targets: Any) -> Tensor:
-        return F.cross_entropy(logits, targets)
-
-
-class MSELoss(Module):
-    """Mean squared error ``mean((prediction - target) ** 2)``."""
-
-    def forward(self, prediction: Tensor, target: Any) -> Tensor:
-        return F.mse_loss(prediction, target)
+# The loss modules (CrossEntropyLoss, MSELoss, ... with their options) are in .loss.
 
 
 # --- convolution layers (conv.py) ---
@@ -573,12 +576,18 @@ class Conv2d(Module):
         Height and width of the kernels.
     stride, padding : int or (int, int)
         Step between windows; zeros added around the input.
+    dilation : int or (int, int)
+        Spacing between the kernel's taps.
+    groups : int
+        Split the channels into this many independent convolutions (``in_channels`` and
+        ``out_channels`` divisible by it; ``groups = in_channels``: depthwise).
     bias : bool
         Whether to add a learned bias per output channel.
     rng : numpy Generator, optional
-        Draws the initial values: ``weight`` (out_channels, in_channels, kh, kw), then
-        ``bias`` (out_channels,), uniformly from ``(-1/sqrt(fan_in), 1/sqrt(fan_in))`` with
-        ``fan_in = in_channels * kh * kw``: PyTorch's default (Kaiming-uniform, ``a = sqrt(5)``).
+        Draws the initial values: ``weight`` (out_channels, in_channels / groups, kh, kw),
+        then ``bias`` (out_channels,), uniformly from ``(-1/sqrt(fan_in), 1/sqrt(fan_in))``
+        with ``fan_in = in_channels / groups * kh * kw``: PyTorch's default
+        (Kaiming-uniform, ``a = sqrt(5)``).
     seed : int, optional
         A seed for a new Generator, instead of ``rng``. With neither, values differ every run.
     dtype : str
@@ -594,32 +603,43 @@ class Conv2d(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
                  stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0,
+                 dilation: int | tuple[int, int] = 1, groups: int = 1,
                  bias: bool = True, *, rng: Any = None, seed: int | None = None,
                  dtype: Any = "float64", device: str | None = None) -> None:
         super().__init__()
-        for label, n in (("in_channels", in_channels), ("out_channels", out_channels)):
+        for label, n in (("in_channels", in_channels), ("out_channels", out_channels),
+                         ("groups", groups)):
             if not isinstance(n, int) or n < 1:
                 raise ValueError(f"Conv2d: {label} must be a positive int; got {n!r}")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
+                             f"({out_channels}) must be divisible by groups ({groups})")
         rng = _generator("Conv2d", rng, seed)
-        self.in_channels, self.out_channels = in_channels, out_channels
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = pair(kernel_size, "Conv2d", "kernel_size", low=1)
         self.stride = pair(stride, "Conv2d", "stride", low=1)
         self.padding = pair(padding, "Conv2d", "padding", low=0)
+        self.dilation = pair(dilation, "Conv2d", "dilation", low=1)
         kh, kw = self.kernel_size
-        bound = 1.0 / (in_channels * kh * kw) ** 0.5
-        self.weight = _uniform_parameter(rng, bound, (out_channels, in_channels, kh, kw), dtype,
-                                         device)
+        bound = 1.0 / (in_channels // groups * kh * kw) ** 0.5
+        self.weight = _uniform_parameter(rng, bound, (out_channels, in_channels // groups, kh, kw),
+                                         dtype, device)
         self.bias = (_uniform_parameter(rng, bound, (out_channels,), dtype, device) if bias
                      else None)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
 
     def extra_repr(self) -> str:
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
         if self.padding != (0, 0):
             s += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
         return s
@@ -648,19 +668,20 @@ class _Pool2d(Module):
 class MaxPool2d(_Pool2d):
     """The largest value of each ``kernel_size`` window; see :func:`minigrad.functional.max_pool2d`.
 
-    ``stride`` defaults to ``kernel_size``: windows side by side. The gradient of a window
-    goes to its (first) maximum.
+    ``stride`` defaults to ``kernel_size``: windows side by side; ``padding`` adds ``-inf``
+    around (at most half the kernel). The gradient of a window goes to its (first) maximum.
 
     >>> MaxPool2d(2)
     MaxPool2d(kernel_size=2, stride=2)
     """
 
     def __init__(self, kernel_size: int | tuple[int, int],
-                 stride: int | tuple[int, int] | None = None) -> None:
-        super().__init__(kernel_size, stride, 0)
+                 stride: int | tuple[int, int] | None = None,
+                 padding: int | tuple[int, int] = 0) -> None:
+        super().__init__(kernel_size, stride, padding)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool2d(x, self.kernel_size, self.stride)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 class AvgPool2d(_Pool2d):
