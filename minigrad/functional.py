@@ -23,6 +23,7 @@ from .losses import huber_loss, l1_loss, smooth_l1_loss
 from .normalization import batch_norm, layer_norm
 from .random_ops import dropout
 from .shape_ops import pad
+from .attention import causal_mask, scaled_dot_product_attention  # issue 30
 from .broadcast import broadcast_shapes
 from .tensor import (Tensor, _axis_index, _host_values, _tensor_arg, gradient_product, leaky_relu,
                      op, relu, sigmoid, tanh, where)
@@ -33,7 +34,8 @@ __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
            "hardtanh", "logsigmoid", "linear", "conv2d", "max_pool2d", "avg_pool2d",
            # issue 29 (each defined in its own module, re-exported here)
            "layer_norm", "batch_norm", "dropout", "pad", "conv1d", "adaptive_avg_pool2d",
-           "l1_loss", "huber_loss", "smooth_l1_loss"]
+           "l1_loss", "huber_loss", "smooth_l1_loss",
+           "scaled_dot_product_attention", "causal_mask"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -644,6 +646,7 @@ def _check_linear(x: Tensor, weight: Any, bias: Any) -> None:
             raise TypeError(f"linear: {arg} must be a Tensor; got {type(t).__name__}")
     if type(x.data) is not type(weight.data):  # e.g. a CuPy input to a NumPy layer
         check_same_device("linear", x.data, weight.data)  # raises naming both devices
+    if namespace(x.data) is not namespace(weight.data):  # (an ndarray subclass is NumPy's)
         raise TypeError(f"linear: the input is a {type(x.data).__module__} array but the weight "
                         f"a {type(weight.data).__module__} one; move one with .to(...)")
     if weight.ndim != 2:
