@@ -16,7 +16,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_FILES = ["minigrad/course/widgets/broadcast_backward.js",
-                "minigrad/course/widgets/broadcast_backward.css"]
+                "minigrad/course/widgets/broadcast_backward.css",
+                "minigrad/course/widgets/messages.json",  # every sentence: text.py reads it
+                "minigrad/course/widgets/static_mode.js",
+                "minigrad/course/widgets/static_page.js"]
 
 
 @pytest.mark.slow  # builds a wheel: about 10 s
