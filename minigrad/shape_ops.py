@@ -16,7 +16,7 @@ import math
 import numbers
 from typing import Any, NamedTuple, Sequence
 
-from .backend import Array, asarray, is_floating
+from .backend import Array, asarray, is_floating, take
 from .tensor import Tensor, _axes, _axis_index, _reduce_args, _tensor_arg, op
 
 __all__ = ["split", "chunk", "repeat", "flip", "sort", "norm", "any", "all", "einsum", "pad",
@@ -197,7 +197,7 @@ def norm(x: Tensor, p: float | str = "fro", dim: Any = None, keepdim: bool = Fal
     -----
     Gradient, as PyTorch: ``g * sign(x) * |x|**(p-1) / norm**(p-1)``, and 0 where the norm
     is 0 (not NaN); for ``inf``/``-inf`` the gradient is shared evenly by the values that
-    reach the norm; for ``p = 0`` it is 0.
+    reach the norm; ``p = 0`` (a count) has no gradient.
     """
     x = _tensor_arg(x, "norm")
     xp = x._xp
@@ -217,8 +217,10 @@ def norm(x: Tensor, p: float | str = "fro", dim: Any = None, keepdim: bool = Fal
     a = xp.abs(x.data)
     if p == math.inf or p == -math.inf:
         n = (xp.max if p > 0 else xp.min)(a, axis=axes, keepdims=True)
-    elif p == 0:
+    elif p == 0:  # a count: no gradient (PyTorch gives none either)
         n = xp.sum(xp.astype(a != 0, x.dtype), axis=axes, keepdims=True)
+        return Tensor(n if keep else xp.reshape(n, tuple(s for i, s in enumerate(x.shape)
+                                                         if i not in axes)))
     elif p == 1:
         n = xp.sum(a, axis=axes, keepdims=True)
     elif p == 2:
@@ -230,8 +232,6 @@ def norm(x: Tensor, p: float | str = "fro", dim: Any = None, keepdim: bool = Fal
 
     def vjp(g: Array, x: Array, n: Array) -> Array:
         g = xp.reshape(g, kept)
-        if p == 0:
-            return xp.zeros_like(x)
         if p == math.inf or p == -math.inf:
             hit = xp.astype(xp.abs(x) == n, x.dtype)
             return xp.sign(x) * hit * (g / xp.sum(hit, axis=axes, keepdims=True))
@@ -403,10 +403,24 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: float | No
             index = [0] * lo + list(range(n)) + [n - 1] * hi
         else:
             index = list(range(n - lo, n)) + list(range(n)) + list(range(hi))
-        idx = asarray(index, like=x.data)
-        idx = x._xp.astype(idx, x._xp.int64)
-        x = x[(slice(None),) * d + (idx,)]  # repeated positions add their gradients back
+        x = _take_along(x, index, d)
     return x
+
+
+def _take_along(x: Tensor, index: list[int], d: int) -> Tensor:
+    """``x``'s positions ``index`` (a list, repeats allowed) along axis ``d``: one op.
+
+    Its VJP adds each output position's gradient back to the position it was read from:
+    ``g @ onehot`` along ``d``, with ``onehot[j, index[j]] = 1`` (repeats add up)."""
+    xp = x._xp
+    n = x.shape[d]
+    idx = xp.astype(asarray(index, like=x.data), xp.int64)
+    onehot = xp.astype(xp.reshape(idx, (-1, 1)) == xp.reshape(xp.arange(n), (1, -1)), x.dtype)
+
+    def vjp(g: Array) -> Array:
+        return xp.moveaxis(xp.moveaxis(g, d, -1) @ onehot, -1, d)
+
+    return op(take(x.data, idx, axis=d), (x,), vjp, name="pad")
 
 
 def _pad_constant(x: Tensor, pairs: list[tuple[int, int, int]], value: Any) -> Tensor:
@@ -431,7 +445,7 @@ def _pad_constant(x: Tensor, pairs: list[tuple[int, int, int]], value: Any) -> T
         shape[d] += lo + hi
     if isinstance(value, Tensor) or not isinstance(value, numbers.Number):
         raise TypeError(f"pad: value must be a number; got {type(value).__name__}")
-    fill = xp.asarray(value, dtype=x.dtype) if is_floating(xp, x.dtype) else value
+    fill = float(value) if is_floating(xp, x.dtype) else value
     y = xp.full(tuple(shape), fill, dtype=x.dtype)
     where = tuple(inner)
     y[where] = x.data

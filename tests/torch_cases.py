@@ -418,3 +418,10 @@ def write_pinned(results: dict[str, dict], torch_version: str) -> None:
              for name in sorted(results)]
     PINNED_FILE.write_text(f'{{"torch_version": {json.dumps(torch_version)},\n "cases": {{\n'
                            + ",\n".join(lines) + "\n}}\n", encoding="utf-8")
+
+
+# Issue 29's rows (normalization, the new tensor functions, loss modules, Conv1d, pooling)
+# are kept in their own table and appended here, so the test and the bench see one table.
+from torch_cases_issue29 import CASES as _ISSUE29_CASES  # noqa: E402
+
+CASES += _ISSUE29_CASES
