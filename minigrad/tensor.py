@@ -904,10 +904,18 @@ class Tensor:
         """The same values in a new shape; the gradient is reshaped back."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = _check_shape(shape, "reshape")
+        try:  # NumPy takes -2 as -1: a size below -1, or two -1s, is named here (as PyTorch)
+            suspect = min(shape, default=0) < -1 or shape.count(-1) > 1
+        except TypeError:
+            suspect = True
+        if suspect:
+            shape = _check_shape(shape, "reshape")
         xp, old = self._xp, self.shape
         try:
             y = xp.reshape(self.data, shape)
+        except TypeError:
+            _check_shape(shape, "reshape")  # a size that is not an int: named
+            raise
         except ValueError:
             raise ValueError(f"reshape: cannot reshape shape {old} ({self.size} values) "
                              f"to {shape}") from None
@@ -1770,8 +1778,6 @@ def _compare(a: Tensor, other: Any, name: str, fn: Callable[[Array, Array], Arra
 
 def _check_shape(shape: tuple[Any, ...], name: str) -> tuple[int, ...]:
     """A target shape: ints (NumPy's too) of at least 0, and ``-1`` (inferred) at most once."""
-    if all(type(n) is int for n in shape) and min(shape, default=0) >= 0:
-        return shape  # the common case: one pass, no error possible here
     sizes = []
     for k, n in enumerate(shape):
         if not isinstance(n, numbers.Integral) or isinstance(n, bool):
