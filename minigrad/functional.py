@@ -543,6 +543,9 @@ def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """``x`` where positive, else ``alpha * (exp(x) - 1)``. Backward: 1, or ``alpha * exp(x)``
     (at 0: ``alpha``, as PyTorch)."""
     xp, v = _tensor_arg(x, "elu")._xp, x.data
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) and \
+            not hasattr(alpha, "__float__"):
+        raise TypeError(f"elu: alpha must be a number; got {alpha!r:.40}")
     return op(xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0.0))), (x,),
               lambda g, v: xp.where(v > 0, g, g * alpha * xp.exp(xp.minimum(v, 0.0))),
               saved=(v,), name="elu")
