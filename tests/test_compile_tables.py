@@ -227,6 +227,45 @@ def cell_loop(cell_type: type, **kw: Any) -> Callable[[], nn.Module]:
     return Unrolled
 
 
+def self_attention(need_weights: bool = True, batch_first: bool = False,
+                   **masks: Any) -> Callable[[], nn.Module]:
+    """nn.MultiheadAttention over its input (query, key and value the same), with masks."""
+    class SelfAttention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attn = nn.MultiheadAttention(6, 2, batch_first=batch_first, seed=0)
+
+        def forward(self, x: mg.Tensor) -> Any:
+            return self.attn(x, x, x, need_weights=need_weights, **masks)
+    return SelfAttention
+
+
+def attention_both(o: Any) -> mg.Tensor:
+    out, weights = o
+    return out if weights is None else out + weights.sum()
+
+
+class SdpaLayer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(6, 18, seed=0)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        q, k, v = self.qkv(x).reshape(2, 5, 3, 6).permute(2, 0, 1, 3)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.5)
+
+
+class CausalEncoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(6, 3, 8, dropout=0.0, activation="gelu",
+                                                batch_first=True, norm_first=True, seed=0)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        mask = np.triu(np.ones((x.shape[1],) * 2, bool), 1)
+        return self.layer(x, src_mask=mask, is_causal=True)
+
+
 LAYER_CASES: dict[str, tuple[Make, tuple[int, ...]]] = {
     "linear": (layer_case(lambda: nn.Linear(3, 4, seed=0)), (5, 3)),
     "linear-no-bias": (layer_case(lambda: nn.Linear(3, 4, bias=False, seed=0)), (5, 3)),
@@ -273,6 +312,19 @@ LAYER_CASES: dict[str, tuple[Make, tuple[int, ...]]] = {
     "rnn-cell-loop": (layer_case(cell_loop(nn.RNNCell)), (5, 2, 3)),
     "lstm-cell-loop": (layer_case(cell_loop(nn.LSTMCell)), (5, 2, 3)),
     "gru-cell-loop": (layer_case(cell_loop(nn.GRUCell)), (5, 2, 3)),
+    # issue 30: attention and the Transformer encoder layer
+    "mha-self-weights": (layer_case(self_attention(need_weights=True), head=attention_both),
+                         (4, 2, 6)),
+    "mha-padding-causal": (layer_case(self_attention(
+        batch_first=True, attn_mask=np.triu(np.ones((4, 4), bool), 1),
+        key_padding_mask=np.array([[False] * 4, [False, False, False, True]]),
+        need_weights=False), head=attention_both), (2, 4, 6)),
+    "mha-float-mask-weights": (layer_case(self_attention(
+        attn_mask=np.linspace(-1.0, 1.0, 16).reshape(4, 4)), head=attention_both), (4, 2, 6)),
+    "sdpa-causal": (layer_case(lambda: SdpaLayer()), (2, 5, 6)),
+    "encoder-post-norm": (layer_case(lambda: nn.TransformerEncoderLayer(
+        6, 2, 8, dropout=0.0, seed=0)), (4, 2, 6)),
+    "encoder-pre-norm-gelu-causal": (layer_case(lambda: CausalEncoder()), (2, 4, 6)),
 }
 
 
