@@ -48,7 +48,7 @@ __all__ = [
     "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
     "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split", "mismatch",
     "sent", "received", "described", "received_or_type", "type_sent", "malformed",
-    "run_cases", "judged_cases", "value_at", "place", "exercises",
+    "run_cases", "judged_cases", "value_at", "place", "exercises", "judged",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -167,6 +167,25 @@ class Split:
     run: Callable[..., Any]
     judge: Callable[[Any, Any], str]
     self_reported: str = ""
+
+
+def judged(lesson: str, name: str) -> Callable[[Any, Any], str]:
+    """The judge ``name`` of ``judges/<lesson>.py``, imported when it is first called.
+
+    A check's :class:`Split` names its judge this way, so that the run halves import without
+    the judges: the grader's sandbox does not hold them (they compute the expected values).
+
+    >>> judge = judged("lesson1", "_tensor_judge")
+    >>> judge.__name__
+    '_tensor_judge'
+    """
+    def judge(probes: Any, outputs: Any) -> str:
+        module = importlib.import_module(f"{__name__}.judges.{lesson}")
+        return getattr(module, name)(probes, outputs)
+
+    judge.__name__ = judge.__qualname__ = name
+    judge.__doc__ = f"The judge {name} of {__name__}.judges.{lesson} (imported when called)."
+    return judge
 
 
 def exercise(exercise_id: str, split: Split | None = None

@@ -1,0 +1,8 @@
+"""The judges of the lessons' checks: where the expected values are computed.
+
+One module per lesson, beside the lesson's checks (:mod:`minigrad.course.checks.lesson1` ...),
+which hold the probes and the runs. A check names its judge with
+:func:`minigrad.course.checks.judged`, so that the runs import without this package: the
+grader's sandbox does not hold it (:data:`minigrad.course.grading.sandbox.GRADER_ONLY_FOLDERS`),
+and no code that computes an expected value is there to call.
+"""

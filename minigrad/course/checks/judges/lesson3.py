@@ -1,0 +1,357 @@
+"""The judges of lesson3's checks: they compute the expected values and compare.
+
+They run in the grader's process (and in a notebook, after the run), never in the grader's
+sandbox, which does not hold this file (:data:`minigrad.course.grading.sandbox.GRADER_ONLY`).
+The probes, the runs and the helpers both sides use are in :mod:`minigrad.course.checks.lesson3`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence  # noqa: F401
+
+from minigrad.course.checks.lesson3 import (  # noqa: F401 - what the judges share with the runs
+    Any, _CHECK_31, _CHECK_32, _CHECK_33, _CHECK_34, _CHECK_35,
+    _LAYERS, _fmt, _join, _numbers_text, _order_label, _parameter_cases,
+    _seed, malformed, mismatch, np, place, value_at)
+
+
+def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
+    """``outputs[path...]``, which must be a list of ``n`` items."""
+    value = value_at(outputs, check, *path)
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        malformed(check, place(path), f"a list of {n} items", value)
+    return list(value)
+
+
+def _numbers(outputs: Any, check: str, *path: str | int) -> np.ndarray:
+    """``outputs[path...]`` as an array of numbers (its dtype kept)."""
+    value = value_at(outputs, check, *path)
+    if isinstance(value, (np.ndarray, np.generic, list, int, float)) and \
+            not isinstance(value, bool):
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):   # a ragged list
+            array = np.asarray(None)
+        if array.dtype.kind in "iuf":
+            return array
+    malformed(check, place(path), "an array of numbers", value)
+
+
+def _numbers_or_none(outputs: Any, check: str, *path: str | int) -> np.ndarray | None:
+    """``outputs[path...]`` as an array of numbers, or None (a gradient that never came)."""
+    return None if value_at(outputs, check, *path) is None else _numbers(outputs, check, *path)
+
+
+def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
+    """``outputs[path...]`` as a shape: a list of whole numbers."""
+    value = _numbers(outputs, check, *path)
+    if value.ndim != 1 or (value.size and value.dtype.kind not in "iu"):
+        malformed(check, place(path), "a shape (a list of whole numbers)", value)
+    return tuple(int(n) for n in value)
+
+
+def _parameter_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.1, judge: each Parameter kept the values, shape and dtype it was given."""
+    check = _CHECK_31
+    cases = _parameter_cases(_seed(probes))
+    _items(outputs, len(cases), check, "datas")
+    for k, item in enumerate(cases):
+        expected = np.asarray(item["data"])
+        got = _numbers(outputs, check, "datas", k)
+        if got.shape != expected.shape or not np.array_equal(got, expected):
+            raise mismatch(check, item["case"], f"values {_fmt(expected)}", _fmt(got),
+                           "keep the data you are given (no copying into another shape)")
+        if got.dtype != expected.dtype:
+            raise mismatch(check, item["case"], f"dtype {expected.dtype} kept",
+                           f"dtype {got.dtype}",
+                           "do not convert the data; Tensor keeps the dtype it is given")
+    return ("check 3.1: Parameter(data) is a leaf Tensor with requires_grad=True that keeps "
+            "its values, shape and dtype (array, list and number inputs).")
+
+
+_CAUSES_32 = {
+    "attributes": "look at every attribute of the module (vars(self).values()) and keep the "
+                  "values that are Parameters",
+    "nested": "parameters() only collects the Parameters stored directly on the module: when "
+              "an attribute holds a Module, add that module's parameters() too (recursion)",
+    "containers": "parameters() does not look inside lists, tuples or dicts: when an attribute "
+                  "holds one, go through its items (a dict's values) the same way as through "
+                  "attributes",
+}
+
+
+def _tree_parameters(node: dict[str, Any], path: str = "") -> list[tuple[str, tuple[int, ...]]]:
+    """The expected answer: (path, shape) of every Parameter in a tree, each once."""
+    (kind, value), = node.items()
+    if kind == "param":
+        return [(path, tuple(value))]
+    if kind in ("module", "dict"):
+        children: Any = value.items()
+    elif kind in ("list", "tuple"):
+        children = enumerate(value)
+    else:                     # a constant, a number, a string, or an object seen before
+        return []
+    return [found for key, child in children
+            for found in _tree_parameters(child, _join(path, key))]
+
+
+def _described(outputs: Any, check: str, *path: str | int) -> list[dict[str, Any]]:
+    """A list that :func:`_describe` made, each item's form checked."""
+    items = value_at(outputs, check, *path)
+    where = place(path)
+    if not isinstance(items, list):
+        malformed(check, where, "a list of the parameters found", items)
+    for item in items:
+        if not (isinstance(item, dict) and isinstance(item.get("kind"), str)
+                and isinstance(item.get("path"), str) and isinstance(item.get("shape"), list)
+                and all(isinstance(n, int) for n in item["shape"])):
+            malformed(check, where, "items {'kind': ..., 'path': ..., 'shape': [...]}", item)
+    return items
+
+
+def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.2, judge: every Parameter of each tree found exactly once, and nothing else."""
+    check = _CHECK_32
+    cases = probes["cases"]
+    _items(outputs, len(cases), check, "cases")
+    for k, item in enumerate(cases):
+        case, cause = item["case"], _CAUSES_32[item["cause"]]
+        expected = _tree_parameters(item["tree"])
+        shapes = dict(expected)
+
+        def names(paths: list[str]) -> str:
+            return ", ".join(f"{p} {shapes[p]}" for p in paths)
+
+        if value_at(outputs, check, "cases", k, "found") is None:
+            raise mismatch(check, case, "a list of parameters", "None",
+                           "return the list you built (the return statement is missing)")
+        got = _described(outputs, check, "cases", k, "found")
+        for p in got:
+            if p["kind"] != "Parameter":
+                what = (f"a Tensor that is not a Parameter: {p['path']} {tuple(p['shape'])}"
+                        if p["kind"] == "Tensor" else f"{p['kind']}: {p.get('what', '?')}")
+                raise mismatch(check, case, "only Parameters", what,
+                               "keep only values with isinstance(value, Parameter): constant "
+                               "Tensors, numbers and strings are not trained")
+        paths = [p["path"] for p in got]
+        seen: set[str] = set()   # (one pass: the list came from the sandbox, of any length)
+        dup = [path for path in paths if path in shapes and (path in seen or seen.add(path))]
+        if dup:
+            raise mismatch(check, case, f"each parameter once: {names(list(shapes))}",
+                           f"{names(dup)} more than once",
+                           "a parameter reachable by two paths (a module shared by two "
+                           "attributes, tied weights) must be returned once, or SGD would update "
+                           "it twice per step. Skip a parameter you already have (compare with "
+                           "`is`, or keep a set of id(p)).")
+        missing = [path for path in shapes if path not in paths]
+        extra = [path for path in paths if path not in shapes]
+        if missing or extra:
+            listed = names(list(shapes)) or "none"
+            raise mismatch(check, case, f"{len(shapes)} parameters: {listed}",
+                           f"{len(got)} found" + (f"; missing {names(missing)}" if missing else "")
+                           + (f"; not in this module: {len(extra)}" if extra else ""), cause)
+        again = value_at(outputs, check, "cases", k, "again")
+        again = [] if again is None else _described(outputs, check, "cases", k, "again")
+        if sorted(p["path"] for p in again) != sorted(paths):
+            raise mismatch(check, case + " (called twice)", f"{len(paths)} parameters again",
+                           f"{len(again)}", "parameters() must start from scratch on every call: "
+                           "build a new list inside the method, not on the class")
+    return ("check 3.2: parameters() finds every Parameter exactly once: directly on a "
+            "module, in nested Modules, in lists, tuples and dicts, three levels deep, and when a "
+            "module or weight is shared; it skips numbers, strings and constant Tensors.")
+
+
+def _linear_shapes(check: str, n_in: int, n_out: int, shapes: dict[str, tuple[int, ...]]) -> None:
+    """Fail unless a Linear(n_in, n_out) has a weight (out, in) and a bias (out,)."""
+    for name, shape in (("weight", (n_out, n_in)), ("bias", (n_out,))):
+        if shapes[name] != shape:
+            cause = ("the weight is stored transposed: PyTorch keeps it as "
+                     "(out_features, in_features) and computes x @ W.T + b"
+                     if name == "weight" and shapes[name] == shape[::-1] else
+                     f"{name} has one value per output feature" if name == "bias" else
+                     "the weight has one row per output and one column per input")
+            raise mismatch(check, f"Linear(in_features={n_in}, out_features={n_out}).{name}",
+                           f"shape {shape}", f"shape {shapes[name]}", cause)
+
+
+def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.3, judge: shapes and initialisation, forward values, gradients by hand and by finite
+    differences."""
+    check = _CHECK_33
+    n_in, n_out = probes["init"]["in"], probes["init"]["out"]
+    got = {name: _numbers(outputs, check, name) for name in ("weight", "bias", "weight again")}
+
+    # Shapes and initialisation.
+    _linear_shapes(check, n_in, n_out, {name: got[name].shape for name in ("weight", "bias")})
+    w, bias = got["weight"], got["bias"]
+    bound = 1 / np.sqrt(n_in)
+    if np.all(w == w.flat[0]):
+        raise mismatch(check, "initial weight", "different random values",
+                       f"all equal to {w.flat[0]}", "equal weights make every output unit learn "
+                       "the same thing; draw them with rng.uniform(-k, k, size=...)")
+    if np.all(w == w[:1]):
+        raise mismatch(check, f"initial weight of Linear({n_in}, {n_out})",
+                       "a different row for each output unit",
+                       f"{n_out} equal rows {_fmt(w[0])}", "rows that start equal get equal "
+                       f"gradients and stay equal: the {n_out} output units would compute the same "
+                       "thing forever. Draw the whole (out, in) matrix at once: rng.uniform(-k, k, "
+                       "size=(out_features, in_features))")
+    if max(np.abs(w).max(), np.abs(bias).max()) > bound:
+        raise mismatch(check, f"initial values of Linear({n_in}, {n_out})",
+                       f"every value in [-{bound:g}, {bound:g}] (k = 1/sqrt(in_features))",
+                       f"largest |value| {max(np.abs(w).max(), np.abs(bias).max()):.4f}",
+                       "use PyTorch's default: rng.uniform(-k, k, size) with "
+                       "k = 1/sqrt(in_features)")
+    if got["weight again"].shape != w.shape or not np.array_equal(got["weight again"], w):
+        raise mismatch(check, f"two layers from default_rng({probes['init']['seed']})",
+                       "the same weights", "different weights", "draw the random numbers from "
+                       "the rng you are given (np.random.default_rng(rng)), not from np.random "
+                       "directly")
+
+    # Forward values, with the probe's weights put into a layer of their size.
+    W, b, x, G = (np.asarray(probes[k], dtype=float) for k in ("W", "b", "x", "G"))
+    _linear_shapes(check, W.shape[1], W.shape[0], {
+        name: _shape_sent(outputs, check, "shapes", name) for name in ("weight", "bias")})
+    expected = x @ W.T + b
+    y = _numbers(outputs, check, "y")
+    if y.shape != expected.shape:
+        raise mismatch(check, f"forward of a batch of {len(x)} inputs with {W.shape[1]} features",
+                       f"shape {expected.shape}", f"shape {y.shape}",
+                       f"y = x @ W.T + b: {x.shape} @ {W.T.shape} -> {expected.shape}")
+    if not np.allclose(y, expected, atol=1e-12):
+        cause = "compute x @ self.weight.T + self.bias"
+        if np.allclose(y, x @ W.T, atol=1e-12):
+            cause = "the bias is not added"
+        raise mismatch(check, f"forward with W = {_numbers_text(W)}, b = {_numbers_text(b)}",
+                       _fmt(expected), _fmt(y), cause)
+    one = _numbers(outputs, check, "one")
+    if one.shape != expected[:1].shape or not np.allclose(one, expected[:1], atol=1e-12):
+        raise mismatch(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(one),
+                       "the layer must work for any batch size N: (N, in) -> (N, out)")
+
+    # Gradients: hand formulas, then finite differences of the student's own forward.
+    hand = {"weight": G.T @ x, "bias": G.sum(axis=0), "input x": G @ W}
+    causes = {"weight": "the weight must take part in the forward as a Tensor "
+                        "(self.weight, not self.weight.data)",
+              "bias": "the bias must be added as a Tensor (self.bias, not self.bias.data), or "
+                      "its gradient never arrives",
+              "input x": "the input must flow through Tensor operations (x @ ...), not x.data, or "
+                         "the layers below this one get no gradient"}
+    grads = {name: _numbers_or_none(outputs, check, "grads", name) for name in hand}
+    checked: dict[str, np.ndarray] = {}
+    for name, g in grads.items():
+        if g is None:
+            raise mismatch(check, f"gradient of {name} after backward", _fmt(hand[name]),
+                           "None (no gradient arrived)", causes[name])
+        if g.shape != hand[name].shape or not np.allclose(g, hand[name], atol=1e-10):
+            raise mismatch(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
+                           f"{_fmt(hand[name])} (by hand)", _fmt(g), causes[name])
+        checked[name] = g
+    for name in ("weight", "bias"):
+        numeric = _numbers(outputs, check, "numeric", name)
+        if numeric.shape != hand[name].shape or not np.allclose(checked[name], numeric,
+                                                                atol=1e-6):
+            raise mismatch(check, f"gradient of {name} against finite differences",
+                           _fmt(numeric), _fmt(checked[name]), causes[name])
+    return ("check 3.3: weight (out, in) and bias (out,) are Parameters drawn from "
+            "U(-1/sqrt(in), 1/sqrt(in)) with the given rng; the forward x @ W.T + b matches "
+            f"NumPy for batches of {len(x)} and 1; the gradients of weight, bias and input match "
+            "the hand formulas G.T @ x, G.sum(0), G @ W and finite differences.")
+
+
+def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.4, judge: ReLU's values and gradient, each order of layers, the gradient through."""
+    check = _CHECK_34
+    x = np.asarray(probes["relu x"], dtype=float)
+    y, want = _numbers(outputs, check, "relu"), np.maximum(x, 0)
+    if y.shape != want.shape or not np.array_equal(y, want):
+        raise mismatch(check, f"ReLU forward of {_numbers_text(np.ravel(x))}", _fmt(want), _fmt(y),
+                       "ReLU keeps positive values and sets the others to 0")
+    xs, upstream = (np.asarray(probes[k], dtype=float) for k in ("grad x", "upstream"))
+    grad, want = _numbers_or_none(outputs, check, "relu grad"), upstream * (xs > 0)
+    if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
+        raise mismatch(check, f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
+                              f"{_numbers_text(np.ravel(upstream))}", _numbers_text(want),
+                       "None" if grad is None else _fmt(grad),
+                       "use the engine's relu on the Tensor, so that its backward rule is recorded")
+    tensors = value_at(outputs, check, "relu tensors")
+    if not isinstance(tensors, list) or not all(isinstance(t, str) for t in tensors):
+        malformed(check, place(("relu tensors",)), "a list of names", tensors)
+    if tensors:
+        raise mismatch(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
+                       ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")
+
+    v, orders = np.asarray(probes["v"], dtype=float), probes["orders"]
+    _items(outputs, len(orders), check, "sequential")
+    for k, order in enumerate(orders):
+        want = v
+        for name in order:
+            want = _LAYERS[name][1](want)
+        got = _numbers(outputs, check, "sequential", k)
+        if got.shape != want.shape or not np.allclose(got, want):
+            raise mismatch(check, f"Sequential({_order_label(order)}) on {_fmt(v)}", _fmt(want),
+                           _fmt(got), "apply the layers one after another in the order given, "
+                           "each to the previous layer's output: for layer in self.layers: "
+                           "x = layer(x)")
+    through = np.asarray(probes["through x"], dtype=float)
+    grad, want = _numbers_or_none(outputs, check, "through grad"), 2.0 * (through > 0)
+    if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
+        raise mismatch(check, f"gradient through Sequential(ReLU(), double) at "
+                              f"{_numbers_text(np.ravel(through))}", _numbers_text(want),
+                       "None" if grad is None else _fmt(grad),
+                       "Sequential must pass the Tensors along unchanged (no .data), so that the "
+                       "graph connects the layers")
+    return ("check 3.4: ReLU's forward and gradient are right and it holds no tensors; "
+            f"Sequential applies its layers in order ({len(orders)} orders tried), keeps them "
+            "where parameters() can find them, and lets gradients flow through.")
+
+
+def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.5, judge: p - lr * grad after one step, twice after two, nothing for a parameter
+    without a gradient, and gradients cleared by zero_grad()."""
+    check = _CHECK_35
+    w0, b0, gw, gb, frozen0 = (np.asarray(probes[k], dtype=float)
+                               for k in ("w", "b", "gw", "gb", "frozen"))
+    _items(outputs, len(probes["lrs"]), check, "steps")
+    for k, lr in enumerate(probes["lrs"]):
+        case = f"one step with lr={lr}, w = {_fmt(w0)}, grad = {_fmt(gw)}"
+        got_w, got_b, got_frozen = (_numbers(outputs, check, "steps", k, name)
+                                    for name in ("w", "b", "frozen"))
+        want_w, want_b = w0 - lr * gw, b0 - lr * gb
+        if got_w.shape != w0.shape or not np.allclose(got_w, want_w, atol=1e-12):
+            if got_w.shape != w0.shape:
+                cause = "update p.data with an array of the parameter's own shape"
+            elif np.allclose(got_w, w0 + lr * gw):
+                cause = "wrong sign: the gradient points uphill; step against it, p - lr * grad"
+            elif np.allclose(got_w, w0 - gw):
+                cause = "the learning rate is missing: p - lr * grad, with lr = self.lr"
+            elif np.allclose(got_w, w0):
+                cause = ("the parameter did not change: rebinding a name (p = p - ...) changes "
+                         "nothing; write into p.data")
+            else:
+                cause = "the update is p <- p - lr * p.grad for every parameter"
+            raise mismatch(check, case, f"w = {_fmt(want_w)}", f"w = {_fmt(got_w)}", cause)
+        if got_b.shape != b0.shape or not np.allclose(got_b, want_b, atol=1e-12):
+            raise mismatch(check, case, f"b = {_fmt(want_b)}", f"b = {_fmt(got_b)}",
+                           "every parameter in the list must be updated, not only the first")
+        if got_frozen.shape != frozen0.shape or not np.array_equal(got_frozen, frozen0):
+            raise mismatch(check, "a parameter whose grad is None", f"unchanged {_fmt(frozen0)}",
+                           _fmt(got_frozen), "skip parameters whose .grad is None")
+
+    lr = probes["lr twice"]
+    twice = _numbers(outputs, check, "twice")
+    if twice.shape != w0.shape or not np.allclose(twice, w0 - 2 * lr * gw, atol=1e-12):
+        cause = ("the optimizer kept the generator it was given; a generator runs once, so the "
+                 "second step updated nothing. Store list(params)."
+                 if twice.shape == w0.shape and np.allclose(twice, w0 - lr * gw) else
+                 "each step must start from the current values of the parameters")
+        raise mismatch(check, f"two steps with lr={lr}, parameters given as a generator",
+                       f"w = {_fmt(w0 - 2 * lr * gw)}", f"w = {_fmt(twice)}", cause)
+    for name in ("w", "b"):
+        grad = _numbers_or_none(outputs, check, "zero_grad", name)
+        if grad is not None and np.any(grad != 0):
+            raise mismatch(check, "zero_grad()", f"{name}.grad None (or zeros)", _fmt(grad),
+                           "set p.grad = None for every parameter")
+    return (f"check 3.5: step() gives p - lr * grad for lr = {probes['lrs'][0]} and "
+            f"{probes['lrs'][1]} (hand numbers), updates the same Parameter objects in place, "
+            "skips parameters without a gradient, records nothing into a graph, works twice on "
+            "parameters given as a generator; zero_grad() clears the gradients.")
