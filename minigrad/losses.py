@@ -21,7 +21,8 @@ def _difference(name: str, prediction: Any, target: Any, reduction: str) -> Tens
     if prediction.shape != target.shape:
         raise ValueError(f"{name}: prediction has shape {prediction.shape} but target has "
                          f"shape {target.shape}")
-    return prediction - target
+    diff: Tensor = prediction - target
+    return diff
 
 
 def _reduce(losses: Tensor, reduction: str) -> Tensor:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .backend import Array, is_floating
 from .tensor import Tensor, _tensor_arg, op
@@ -36,7 +36,8 @@ def _optional(t: Any, name: str, arg: str, shape: tuple[int, ...], x: Tensor) ->
 
 
 def _normalized_vjp(xp: Any, axes: tuple[int, ...], other: tuple[int, ...],
-                    pshape: tuple[int, ...], has_w: bool, has_b: bool, x_grad: bool):
+                    pshape: tuple[int, ...], has_w: bool, has_b: bool,
+                    x_grad: bool) -> Callable[..., tuple[Any, ...]]:
     """The VJP of ``y = xhat * w + b`` with ``xhat`` normalized over ``axes`` (batch
     statistics); ``w`` and ``b`` broadcast as ``pshape`` and are summed over ``other``."""
     def vjp(g: Array, xhat: Array, rstd: Array, w: Array) -> tuple[Any, ...]:
@@ -74,7 +75,7 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
     xp = x._xp
     if not is_floating(xp, x.dtype):
         raise TypeError(f"layer_norm: expected a floating-point input; got dtype {x.dtype}")
-    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) \
+    shape: tuple[int, ...] = (normalized_shape,) if isinstance(normalized_shape, int) \
         else tuple(normalized_shape)
     k = len(shape)
     if not k or x.shape[x.ndim - k:] != shape or k > x.ndim:
@@ -153,15 +154,16 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         var = xp.mean(d * d, axis=axes, keepdims=True)
         rstd = 1.0 / xp.sqrt(var + eps)
         xhat = d * rstd
-        with_stats = running_mean is not None and running_var is not None
-        if with_stats:  # a new array each time: the old one is not changed under its readers
-            m = momentum
-            running_mean.data = xp.astype((1 - m) * running_mean.data + m * xp.reshape(mean, pshape),
-                                          running_mean.dtype)
+        m = momentum  # a new array each time: the old one is not changed under its readers
+        if running_mean is not None:
+            running_mean.data = xp.astype((1 - m) * running_mean.data
+                                          + m * xp.reshape(mean, pshape), running_mean.dtype)
+        if running_var is not None:  # the unbiased variance, as PyTorch
             running_var.data = xp.astype((1 - m) * running_var.data
                                          + m * xp.reshape(var, pshape) * (n / (n - 1)),
                                          running_var.dtype)
     else:
+        assert running_mean is not None and running_var is not None  # checked above
         rstd = 1.0 / xp.sqrt(xp.reshape(running_var.data, bshape) + eps)
         xhat = (x.data - xp.reshape(running_mean.data, bshape)) * rstd
     y = xhat * w if weight is not None else xhat
@@ -175,5 +177,5 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
                                     False)
 
         def vjp(g: Array, xhat: Array, rstd: Array, w: Array) -> tuple[Any, ...]:
-            return (g * w * rstd,) + batch_vjp(g, xhat, rstd, w)[1:]
+            return (g * w * rstd, *batch_vjp(g, xhat, rstd, w)[1:])
     return op(y, parents, vjp, saved=(xhat, rstd, w), name="batch_norm")

@@ -334,7 +334,7 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     if summed:
         product = product.sum(axis=tuple(range(len(output), len(order))))
     target = tuple(sizes[c] for c in output)
-    return product if product.shape == target else product.expand(target)
+    return product if product.shape == target else product.expand(*target)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,7 +445,7 @@ def _pad_constant(x: Tensor, pairs: list[tuple[int, int, int]], value: Any) -> T
         shape[d] += lo + hi
     if isinstance(value, Tensor) or not isinstance(value, numbers.Number):
         raise TypeError(f"pad: value must be a number; got {type(value).__name__}")
-    fill = float(value) if is_floating(xp, x.dtype) else value
+    fill = float(value) if is_floating(xp, x.dtype) else value  # type: ignore[arg-type]
     y = xp.full(tuple(shape), fill, dtype=x.dtype)
     where = tuple(inner)
     y[where] = x.data
@@ -459,15 +459,14 @@ def _pad_constant(x: Tensor, pairs: list[tuple[int, int, int]], value: Any) -> T
 def _softmax_method(self: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
     """``x.softmax(dim)``: :func:`minigrad.functional.softmax` along ``dim``."""
     from .functional import softmax
-    return softmax(self, -1 if dim is None and axis is None else (dim if axis is None else axis))
+    return softmax(self, axis if axis is not None else (-1 if dim is None else dim))
 
 
 def _log_softmax_method(self: Tensor, dim: int | None = None, *,
                         axis: int | None = None) -> Tensor:
     """``x.log_softmax(dim)``: :func:`minigrad.functional.log_softmax` along ``dim``."""
     from .functional import log_softmax
-    return log_softmax(self, -1 if dim is None and axis is None else
-                       (dim if axis is None else axis))
+    return log_softmax(self, axis if axis is not None else (-1 if dim is None else dim))
 
 
 def _repeat_method(self: Tensor, *sizes: int) -> Tensor:

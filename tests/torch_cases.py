@@ -422,6 +422,6 @@ def write_pinned(results: dict[str, dict], torch_version: str) -> None:
 
 # Issue 29's rows (normalization, the new tensor functions, loss modules, Conv1d, pooling)
 # are kept in their own table and appended here, so the test and the bench see one table.
-from torch_cases_issue29 import CASES as _ISSUE29_CASES  # noqa: E402
+import torch_cases_issue29  # noqa: E402
 
-CASES += _ISSUE29_CASES
+CASES += torch_cases_issue29.make_cases()

@@ -33,6 +33,8 @@ class _Loss(Module):
 class _WeightedLoss(_Loss):
     """A loss with a per-class ``weight`` buffer (None: every class weighs 1)."""
 
+    weight: Tensor | None
+
     def __init__(self, weight: Any = None, reduction: str = "mean") -> None:
         super().__init__(reduction)
         self.register_buffer("weight", weight)
@@ -104,6 +106,9 @@ class BCEWithLogitsLoss(_Loss):
     """Binary cross-entropy of ``sigmoid(logits)``, computed stably from the logits, as
     ``torch.nn.BCEWithLogitsLoss``. ``weight`` weighs each element, ``pos_weight`` the
     positive targets per class (both buffers)."""
+
+    weight: Tensor | None
+    pos_weight: Tensor | None
 
     def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
                  reduction: str = "mean", pos_weight: Any = None) -> None:

@@ -51,7 +51,7 @@ class LayerNorm(Module):
                  elementwise_affine: bool = True, bias: bool = True, device: str | None = None,
                  dtype: Any = "float64") -> None:
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) \
+        shape: tuple[Any, ...] = (normalized_shape,) if isinstance(normalized_shape, int) \
             else tuple(normalized_shape)
         for n in shape:
             if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
@@ -77,6 +77,16 @@ class _BatchNorm(Module):
     """What BatchNorm1d and BatchNorm2d share (PyTorch's ``_BatchNorm``)."""
 
     _ndims: tuple[int, ...] = ()
+    num_features: int
+    eps: float
+    momentum: float | None
+    affine: bool
+    track_running_stats: bool
+    weight: Parameter | None
+    bias: Parameter | None
+    running_mean: Tensor | None
+    running_var: Tensor | None
+    num_batches_tracked: Tensor | None
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
@@ -88,8 +98,11 @@ class _BatchNorm(Module):
                 or num_features < 1:
             raise ValueError(f"{name}: num_features must be a positive int; got "
                              f"{num_features!r}")
-        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
+        self.num_features = int(num_features)
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
         c = (self.num_features,)
         self.weight = Parameter(_full(c, 1.0, dtype, device)) if affine else None
         self.bias = Parameter(_full(c, 0.0, dtype, device)) if affine and bias else None
@@ -105,19 +118,18 @@ class _BatchNorm(Module):
 
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batches tracked."""
-        if self.track_running_stats:
-            xp = self.running_mean._xp
-            self.running_mean.data = xp.zeros_like(self.running_mean.data)
-            self.running_var.data = xp.ones_like(self.running_var.data)
-            self.num_batches_tracked.data = xp.zeros_like(self.num_batches_tracked.data)
+        for t, value in ((self.running_mean, 0), (self.running_var, 1),
+                         (self.num_batches_tracked, 0)):
+            if t is not None:
+                t.data[...] = value
 
     def reset_parameters(self) -> None:
         """The running statistics reset, ``weight`` ones and ``bias`` zeros."""
         self.reset_running_stats()
-        if self.affine:
+        if self.weight is not None:
             self.weight.data[...] = 1
-            if self.bias is not None:
-                self.bias.data[...] = 0
+        if self.bias is not None:
+            self.bias.data[...] = 0
 
     def forward(self, x: Tensor) -> Tensor:
         x = _tensor_arg(x, type(self).__name__)
@@ -126,8 +138,8 @@ class _BatchNorm(Module):
             raise ValueError(f"{type(self).__name__}: expected {wanted} input (got "
                              f"{x.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            count = self.num_batches_tracked
+        count = self.num_batches_tracked
+        if self.training and count is not None:
             count.data = count.data + 1  # a new array, as the running statistics
             if self.momentum is None:  # a cumulative average over every batch so far
                 factor = 1.0 / float(count.data)
