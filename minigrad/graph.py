@@ -21,6 +21,11 @@ from .tensor import Tensor
 __all__ = ["count_ops", "draw", "nodes", "saved_arrays", "saved_bytes", "to_dot",
            "topological_order"]
 
+#: What :func:`draw` guarantees: the least resolution of a figure it makes, in dots per inch,
+#: the size of every label, in points, and the colour of the gradients (dark green: readable
+#: on white, told apart from the black labels).
+DPI, FONT_SIZE, GRAD_COLOR = 100, 9, "#1b5e20"
+
 
 def nodes(root: Tensor) -> list[Tensor]:
     """Every tensor of the graph behind ``root`` that needs a gradient, inputs first.
@@ -107,11 +112,24 @@ def _shape_of(node: Any) -> tuple[int, ...]:
 
 
 def _short(array: Any) -> str:
-    """A gradient in a few characters: the values when there are at most 4, else the shape."""
+    """A gradient in a few characters: a number, a short vector, or a small matrix with one
+    row a line (columns aligned in a monospace font); a larger gradient by its largest value.
+
+    >>> print(_short([[1.0, -0.25], [0.5, 2.0]]))
+    [[  1, -0.25],
+     [0.5,     2]]
+    """
     values = to_numpy(array)  # on the host, whatever the namespace
-    if values.size <= 4:
-        return "[" + ", ".join(f"{v:.3g}" for v in values.ravel()) + "]"
-    return f"|g| max {float(abs(values).max()):.3g}"
+    if values.ndim == 0:
+        return f"{float(values):.3g}"
+    if values.ndim == 1 and values.size <= 4:
+        return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"
+    if values.ndim == 2 and values.size and values.shape[0] <= 4 and values.shape[1] <= 4:
+        cells = [[f"{v:.3g}" for v in row] for row in values]
+        widths = [max(len(row[j]) for row in cells) for j in range(values.shape[1])]
+        lines = [", ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+        return ",\n".join(" [" + line + "]" for line in lines).replace(" [", "[[", 1) + "]"
+    return f"|g| max {float(abs(values).max()):.3g} {tuple(values.shape)}"
 
 
 def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any, str] | None = None,
@@ -140,8 +158,9 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any
     order : bool
         Number the boxes in the order ``backward()`` visits them (``root`` is 1).
     grads : bool
-        Print each tensor's ``.grad`` under its box (values when it has at most 4, else the
-        largest magnitude).
+        Print each tensor's ``.grad`` under its box: a vector of at most 4 values as a list, a
+        matrix of at most 4 x 4 as a small matrix (one row a line), anything larger by its
+        largest magnitude and its shape.
     names : dict, optional
         ``{tensor: "x", ...}`` labels for some tensors (matched by identity).
     ax : matplotlib Axes, optional
@@ -152,7 +171,8 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any
     Returns
     -------
     matplotlib.axes.Axes
-        The axes drawn on.
+        The axes drawn on. A figure made here has at least :data:`DPI` dots per inch; every
+        label is at least :data:`FONT_SIZE` points.
 
     Examples
     --------
@@ -177,17 +197,25 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any
     rows: dict[int, list[Any]] = {}
     for node in nodes_in_order:
         rows.setdefault(column[id(node)], []).append(node)
+    grad_text: dict[int, str] = {}  # id -> the text under the box
+    for node in nodes_in_order:
+        grad = getattr(node, "grad", None)
+        if grads and grad is not None:  # a matrix's later rows under its first
+            grad_text[id(node)] = "grad " + _short(grad).replace("\n", "\n     ")
+    grad_lines = max((t.count("\n") + 1 for t in grad_text.values()), default=0)
+    box_w, box_h, line = 2.0, 0.62, 0.17  # line: one line of text, in the units of y
+    pitch = max(1.0, box_h + 0.2 + grad_lines * line)  # room under each box for its gradient
     place = {}  # id -> (x, y): columns 3 apart, each column centred on y = 0
     for c, members in rows.items():
         for r, node in enumerate(members):
-            place[id(node)] = (c * 3.0, (len(members) - 1) / 2 - r)
-    height = max(len(members) for members in rows.values())
+            place[id(node)] = (c * 3.0, ((len(members) - 1) / 2 - r) * pitch)
+    height = max(len(members) for members in rows.values()) * pitch
     visit = {id(n): k for k, n in enumerate(reversed(nodes_in_order), start=1)}
 
     if ax is None:
         width = 2.6 * (max(rows) + 1) + 0.5
-        _, ax = plt.subplots(figsize=(min(width, 12), 1.1 * height + 0.8))
-    box_w, box_h = 2.0, 0.62
+        _, ax = plt.subplots(figsize=(min(width, 12), 1.1 * height + 0.8),
+                             dpi=max(DPI, plt.rcParams["figure.dpi"]))
     for node in nodes_in_order:
         x, y = place[id(node)]
         for parent in _parents_of(node):
@@ -206,21 +234,21 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any
                                     boxstyle="round,pad=0.05",
                                     facecolor="#dbe9f6" if leaf else "#fde9c9",
                                     edgecolor="0.3"))
-        ax.text(x, y, text, ha="center", va="center", fontsize=8)
+        ax.text(x, y, text, ha="center", va="center", fontsize=FONT_SIZE)
         if order:
             ax.text(x - box_w / 2, y + box_h / 2, str(visit[id(node)]), ha="center",
-                    va="center", fontsize=8, color="white",
+                    va="center", fontsize=FONT_SIZE, color="white",
                     bbox={"boxstyle": "circle,pad=0.2", "facecolor": "tab:red",
                           "edgecolor": "none"})
-        grad = getattr(node, "grad", None)
-        if grads and grad is not None:
-            ax.text(x, y - box_h / 2 - 0.08, "grad " + _short(grad), ha="center", va="top",
-                    fontsize=7, color="tab:green")
+        if id(node) in grad_text:  # dark green, monospace so that a matrix's columns align
+            ax.text(x, y - box_h / 2 - 0.06, grad_text[id(node)], ha="center", va="top",
+                    multialignment="left", family="monospace", fontsize=FONT_SIZE,
+                    color=GRAD_COLOR)
     xs = [p[0] for p in place.values()]
     ys = [p[1] for p in place.values()]
     ax.set_xlim(min(xs) - box_w / 2 - 0.3, max(xs) + box_w / 2 + 0.3)
-    ax.set_ylim(min(ys) - box_h - (0.4 if grads else 0.1), max(ys) + box_h + 0.5)
+    ax.set_ylim(min(ys) - box_h / 2 - 0.1 - grad_lines * line, max(ys) + box_h + 0.5)
     ax.axis("off")
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=FONT_SIZE + 1)
     return ax

@@ -90,3 +90,42 @@ def test_graph_import_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False"
+
+
+def test_a_matrix_gradient_is_a_small_matrix_readable_and_large_enough():
+    W = Tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)
+    x = Tensor([[1.0, 2.0], [-1.0, 0.25]])
+    loss = ((x @ W).tanh() * 2.0).sum()
+    loss.backward()
+    ax = graph.draw(loss, grads=True, names={W: "W"})
+    assert ax.figure.dpi >= graph.DPI >= 100
+    texts = [t for t in ax.texts if t.get_text()]
+    assert min(t.get_fontsize() for t in texts) >= 9
+    shown = {t.get_text(): t for t in texts if t.get_text().startswith("grad")}
+    xW = np.array([[1.0, 2.0], [-1.0, 0.25]]) @ np.array([[1.0, -2.0], [0.5, 3.0]])
+    expected = np.array([[1.0, -1.0], [2.0, 0.25]]) @ (2 * (1 - np.tanh(xW) ** 2))  # x.T @ g
+    np.testing.assert_allclose(W.grad, expected)
+    assert np.allclose(expected.round(4), [[-0.868, -0.0297], [0.535, 0.0135]], atol=6e-4)
+    matrix = "grad [[-0.868, -0.0297],\n      [ 0.535,  0.0135]]"  # a row a line, aligned
+    assert matrix in shown, list(shown)
+    assert shown[matrix].get_family()[0] == "monospace"
+    r, gr, b = matplotlib.colors.to_rgb(shown[matrix].get_color())
+    assert 0.2126 * r + 0.7152 * gr + 0.0722 * b < 0.35       # dark enough on white
+    # the boxes of a column sit far enough apart for a two-line gradient under each
+    columns: dict[float, list[float]] = {}
+    for box in _boxes(ax):
+        columns.setdefault(round(box.get_x(), 6), []).append(box.get_y())
+    gaps = [b - a for ys in columns.values() for a, b in zip(sorted(ys), sorted(ys)[1:])]
+    assert gaps and min(gaps) >= 0.62 + 0.2 + 2 * 0.17 - 1e-9
+
+
+@pytest.mark.parametrize("grad, text", [
+    (np.float64(0.5), "0.5"),
+    (np.array([1.0, -2.0]), "[1, -2]"),
+    (np.array([[1.0, -0.25], [0.5, 2.0]]), "[[  1, -0.25],\n [0.5,     2]]"),
+    (np.array([[1.5, 2.5, 3.5]]), "[[1.5, 2.5, 3.5]]"),
+    (np.arange(25.0).reshape(5, 5), "|g| max 24 (5, 5)"),
+    (np.ones((2, 2, 2)), "|g| max 1 (2, 2, 2)"),
+])
+def test_gradient_texts(grad, text):
+    assert graph._short(grad) == text
