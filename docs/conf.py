@@ -23,7 +23,12 @@ extensions = [
 # --- pages ----------------------------------------------------------------------------------
 root_doc = "index"
 exclude_patterns = ["_build", "**/download/**", "**.ipynb_checkpoints"]
-myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+# Each lesson's minutes, as its first cell states them (site.py counts them at build time).
+import json as _json
+from pathlib import Path as _Path
+
+myst_substitutions = _json.loads((_Path(__file__).parent / "_lesson_minutes.json").read_text())
 myst_heading_anchors = 3
 nb_execution_mode = "off"          # the lesson pages show the executed solutions as they are
 nb_merge_streams = True

@@ -170,11 +170,15 @@ def test_each_lesson_page_shows_the_solved_lesson_with_its_exercises_blanked(bui
 
 def test_the_home_page_is_the_course_page(built):
     text = _text(built / "index.html")
-    for words in ("From scalars to tensors", "Matrix products, reductions and broadcasting",
-                  "Parameters, modules and an optimizer", "Train with your engine and check it",
-                  "25 min", "What you need first", "Broadcast and backward",
-                  "python -m minigrad.course start work/"):
+    minutes = site_module.lesson_minutes(ROOT)
+    for words in ("1 · From scalars to tensors", "2 · Matrix products, reductions and broadcasting",
+                  "3 · Parameters, modules and an optimizer",
+                  "4 · Train with your engine and check it", "What you need first",
+                  "Broadcast and backward", "python -m minigrad.course start work/",
+                  f"about {minutes['minutes_all']} minutes"):
         assert words in text, words
+    for n in range(1, 5):  # each lesson with the time its notebook states
+        assert re.search(rf"{n} · [^(]+\({minutes[f'minutes_{n}']} min\)", text), n
     body = (built / "index.html").read_text("utf-8")
     assert len(re.findall(r'_downloads/[^"]+\.ipynb"', body)) == 4
 

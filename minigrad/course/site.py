@@ -39,7 +39,7 @@ import nbformat
 from .notebooks import lesson_paths, release_source, repo_root, solution_paths
 
 __all__ = ["build_site", "stage", "lesson_notebook", "api_pages", "public_modules",
-           "widget_mount", "widget_data"]
+           "widget_mount", "widget_data", "lesson_minutes"]
 
 _WIDGETS = Path(__file__).resolve().parent / "widgets"
 
@@ -60,6 +60,24 @@ def widget_mount(shape_a: str = "3,1", shape_b: str = "1,4", op: str = "+") -> s
     return (f'<div class="mg-static-widget" data-shape-a="{escape(shape_a)}" '
             f'data-shape-b="{escape(shape_b)}" data-op="{escape(op)}">'
             '<noscript>The interactive needs JavaScript.</noscript></div>')
+
+
+def lesson_minutes(root: str | Path | None = None) -> dict[str, int]:
+    """``{"minutes_1": 30, ..., "minutes_all": 125}``: the time each lesson's first cell states.
+
+    The home page shows them (MyST substitutions). A lesson that states no time is an error.
+    """
+    from .lesson_table import count
+
+    minutes = {}
+    for path in solution_paths(root):
+        stated = count(path).minutes
+        if stated is None:
+            raise RuntimeError(f"site: {path.name} states no time in its first cell "
+                               "('**Time:** about N minutes')")
+        minutes[f"minutes_{int(path.name[:2])}"] = stated
+    minutes["minutes_all"] = sum(minutes.values())
+    return minutes
 
 
 def _widget_arguments(source: str) -> dict[str, str] | None:
@@ -339,6 +357,7 @@ def stage(root: str | Path | None = None, where: str | Path | None = None) -> Pa
         shutil.rmtree(src)
     shutil.copytree(docs, src, ignore=shutil.ignore_patterns("_build", "__pycache__"))
     (src / "lessons").mkdir(exist_ok=True)
+    (src / "_lesson_minutes.json").write_text(json.dumps(lesson_minutes(root)), encoding="utf-8")
     for path in solution_paths(root):
         nb = nbformat.read(path, as_version=4)
         nbformat.write(lesson_notebook(nb, path.name, f"download/{path.name}"),
