@@ -503,7 +503,7 @@ def test_root_and_dev_are_read_only_for_an_ordinary_user(tmp_path):
 def test_ctrl_c_stops_within_a_second_and_writes_what_finished(tmp_path):
     marker = "minigrad-attack-ctrl-c-7e1f"
     looper = _attack(L1_STEM, {"1.1": f"import subprocess\n"
-                                      f"subprocess.run(['sleep', '120', '{marker}'])\n"})
+                                      f"subprocess.run(['sh', '-c', 'sleep 120', '{marker}'])\n"})
     submissions, report = tmp_path / "submissions", tmp_path / "report"
     write_class(submissions, {"a_honest": {L1_STEM: _released(L1_STEM)},
                               "z_looper": {L1_STEM: looper}})
@@ -517,7 +517,7 @@ def test_ctrl_c_stops_within_a_second_and_writes_what_finished(tmp_path):
     start = time.monotonic()
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
-    assert time.monotonic() - start < 5, err
+    assert time.monotonic() - start < 3, err   # (measured: 1.2-1.3 s, the report included)
     assert process.returncode == 130, err
     assert "holds the 1 notebook(s) that had finished" in err, err
     assert "a_honest" in (report / "grades.csv").read_text()

@@ -508,7 +508,11 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             process.stdin.close()
         except OSError:
             pass
-        _collect(process, lines, steps, results, options, execution)
+        try:
+            _collect(process, lines, steps, results, options, execution)
+        except KeyboardInterrupt:
+            _LIVE.kill_all()   # Ctrl-C: every sandbox ends now, with no grace to wait out
+            raise
     finally:
         if process is not None:
             _kill(process, grace=2.0 if process.poll() is None and not _LIVE.cancelled.is_set()
