@@ -666,6 +666,9 @@ class Tensor:
         return op(y, (self,), lambda g, y: times_mask(g, y > 0), saved=(y,), name="relu")
 
     def leaky_relu(self, slope: float = 0.01) -> "Tensor":
+        if _scalar(slope) is None:
+            raise TypeError(f"leaky_relu: the slope (negative_slope) must be a number; got "
+                            f"{slope!r:.40}")
         xp = self._xp
         x = self.data
         return op(xp.where(x > 0, x, slope * x), (self,),
@@ -856,7 +859,7 @@ class Tensor:
         if self.ndim == 0:
             _axis_index(0, axis, "cumsum")  # 0 or -1, as PyTorch
             return op(xp.reshape(self.data, ()), (self,), lambda g: g, name="cumsum")
-        (a,) = _axes(self.ndim, axis, "cumsum")
+        a = _axis_index(self.ndim, axis, "cumsum")  # one int axis, as PyTorch's dim
         return op(xp.cumulative_sum(self.data, axis=a), (self,),
                   lambda g: xp.flip(xp.cumulative_sum(xp.flip(g, axis=a), axis=a), axis=a),
                   name="cumsum")

@@ -339,6 +339,12 @@ ROWS = [
     Row("log_softmax_over_an_empty_axis", lambda L: L.F.log_softmax(L.t(np.zeros((3, 0))), dim=1),
         Same()),
     Row("index_with_an_empty_list_of_rows", lambda L: L.t(Z)[[]], Same()),
+    Row("cumsum_over_two_axes", lambda L: L.t(Z).cumsum(dim=(0, 1)),
+        Raises(TypeError, "cumsum: an axis must be an int; got (0, 1)")),
+    Row("leaky_relu_slope_none", lambda L: L.F.leaky_relu(L.t(Z), None),
+        Raises(TypeError, "leaky_relu: the slope (negative_slope) must be a number; got None")),
+    Row("elu_alpha_a_string", lambda L: L.F.elu(L.t(Z), "a"),
+        Raises(TypeError, "elu: alpha must be a number; got 'a'")),
     # wrong dtypes
     Row("linear_on_integers", lambda L: L.F.linear(L.t([[1, 2, 3]], "int64"),
                                                    L.t(np.ones((2, 3)))),
