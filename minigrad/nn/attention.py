@@ -246,6 +246,10 @@ class MultiheadAttention(Module):
                              f"{key.shape} and {value.shape} for a query of batch {n}")
         q, k, v = (self._heads(t) for t in self._project(query, key, value))  # (N, H, *, E/H)
         allowed, float_mask = self._masks(key_padding_mask, attn_mask, n, big_l, s, q)
+        # PyTorch's use of the hint: attn_mask *is* the causal mask, so SDPA makes its own
+        causal = is_causal and key_padding_mask is None and not need_weights
+        if causal:
+            allowed = float_mask = None
         p_drop = self.dropout if self.training else 0.0
         weights = None
         if need_weights:  # separate operations, as PyTorch: the weights are returned
@@ -263,7 +267,7 @@ class MultiheadAttention(Module):
                 weights = weights.squeeze(0)
         else:
             mask = allowed if allowed is not None else float_mask
-            out = scaled_dot_product_attention(q, k, v, mask, p_drop,
+            out = scaled_dot_product_attention(q, k, v, mask, p_drop, is_causal=causal,
                                                generator=self._rng if p_drop else None)
         out = out.transpose(1, 2).reshape(n, big_l, self.embed_dim)  # join the heads
         out = self.out_proj(out)
