@@ -45,6 +45,7 @@ does, when called.
 """
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
@@ -52,6 +53,8 @@ from typing import IO, TYPE_CHECKING, Any
 from minigrad import backend, nn
 from minigrad._utils import pair
 from minigrad.export import _walk
+from minigrad.nn.convolution import AdaptiveAvgPool2d, Conv1d
+from minigrad.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from minigrad.tensor import Tensor, no_grad
 
 if TYPE_CHECKING:  # the real import happens inside export(): onnx is an optional extra
@@ -135,6 +138,7 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
     _check_dtypes(model, x)
 
     graph = _GraphBuilder(model, onnx, reserved={input_name, output_name})
+    graph.opset, graph.dtype = opset, _dtype_name(x)
     value, shape = input_name, tuple(x.shape)
     batch_kept = dynamic_batch  # is axis 0 of the current value still the batch axis?
     was_training = [(m, m.training) for m in model.modules()]
@@ -206,19 +210,84 @@ def _conv2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
             in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     (kh, kw), (sh, sw) = layer.kernel_size, layer.stride  # Conv2d keeps them as pairs
     ph, pw = layer.padding
+    dh, dw = layer.dilation
     inputs = [x, graph.initializer(layer.weight)]
     if layer.bias is not None:
         inputs.append(graph.initializer(layer.bias))
+    options: dict[str, Any] = {}  # the defaults (dilation 1, one group) left out, as before
+    if (dh, dw) != (1, 1):
+        options["dilations"] = [dh, dw]
+    if layer.groups != 1:
+        options["group"] = layer.groups
     return graph.node("Conv", inputs, path, kernel_shape=[kh, kw], strides=[sh, sw],
-                      pads=[ph, pw, ph, pw])  # pads: begin of H, W, then end of H, W
+                      pads=[ph, pw, ph, pw],  # pads: begin of H, W, then end of H, W
+                      **options)
+
+
+def _conv1d(graph: _GraphBuilder, path: str, layer: Any, x: str,
+            in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
+    inputs = [x, graph.initializer(layer.weight)]
+    if layer.bias is not None:
+        inputs.append(graph.initializer(layer.bias))
+    (p,) = layer.padding
+    return graph.node("Conv", inputs, path, kernel_shape=list(layer.kernel_size),
+                      strides=list(layer.stride), pads=[p, p], dilations=list(layer.dilation),
+                      group=layer.groups)
+
+
+def _layer_norm(graph: _GraphBuilder, path: str, layer: Any, x: str,
+                in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
+    if graph.opset < 17:
+        raise ValueError(f"export: LayerNorm (at {path!r}) needs opset 17 or later "
+                         f"(LayerNormalization); got opset {graph.opset}")
+    shape = layer.normalized_shape
+    scale = graph.initializer(layer.weight) if layer.weight is not None else \
+        graph.constant(f"{path}.ones", [1.0] * math.prod(shape), shape)
+    inputs = [x, scale] + ([graph.initializer(layer.bias)] if layer.bias is not None else [])
+    return graph.node("LayerNormalization", inputs, path, axis=len(in_shape) - len(shape),
+                      epsilon=float(layer.eps))
+
+
+def _batch_norm(graph: _GraphBuilder, path: str, layer: Any, x: str,
+                in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
+    if not layer.track_running_stats:
+        raise TypeError(f"export: the {type(layer).__name__} at {path!r} has no running "
+                        "statistics (track_running_stats=False): in eval() it normalizes "
+                        "with each batch's own, which ONNX's BatchNormalization does not do")
+    c = layer.num_features
+    scale = graph.initializer(layer.weight) if layer.weight is not None else \
+        graph.constant(f"{path}.ones", [1.0] * c, (c,))
+    bias = graph.initializer(layer.bias) if layer.bias is not None else \
+        graph.constant(f"{path}.zeros", [0.0] * c, (c,))
+    prefix = f"{path}." if path else ""  # the buffers' state-dict names
+    mean = graph.initializer(layer.running_mean, f"{prefix}running_mean")
+    var = graph.initializer(layer.running_var, f"{prefix}running_var")
+    return graph.node("BatchNormalization", [x, scale, bias, mean, var], path,
+                      epsilon=float(layer.eps))
+
+
+def _adaptive_avg_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
+                         in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
+    (h, w), (oh, ow) = in_shape[-2:], out_shape[-2:]
+    if (oh, ow) == (1, 1):
+        return graph.node("GlobalAveragePool", [x], path)
+    if h % oh or w % ow:
+        raise TypeError(f"export: the AdaptiveAvgPool2d at {path!r} maps {h}x{w} to {oh}x{ow}, "
+                        "bins of different sizes that ONNX's AveragePool cannot express; "
+                        "use an output size that divides the input's")
+    kh, kw = h // oh, w // ow
+    return graph.node("AveragePool", [x], path, kernel_shape=[kh, kw], strides=[kh, kw])
 
 
 def _max_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
                 in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     kh, kw = pair(layer.kernel_size, "MaxPool2d", "kernel_size", low=1)
     sh, sw = pair(layer.stride, "MaxPool2d", "stride", low=1)
-    # No padding, and ceil_mode=0: rows and columns that do not fill a window are dropped.
-    return graph.node("MaxPool", [x], path, kernel_shape=[kh, kw], strides=[sh, sw])
+    ph, pw = pair(layer.padding, "MaxPool2d", "padding", low=0)
+    # ceil_mode=0: rows and columns that do not fill a window are dropped. The padding never
+    # wins a window (minigrad pads with -inf; ONNX ignores padded positions).
+    pads = {"pads": [ph, pw, ph, pw]} if (ph, pw) != (0, 0) else {}
+    return graph.node("MaxPool", [x], path, kernel_shape=[kh, kw], strides=[sh, sw], **pads)
 
 
 def _avg_pool2d(graph: _GraphBuilder, path: str, layer: Any, x: str,
@@ -276,6 +345,9 @@ _TRANSLATIONS: dict[type, Translation] = {
     nn.Linear: _linear, nn.Conv2d: _conv2d, nn.MaxPool2d: _max_pool2d, nn.AvgPool2d: _avg_pool2d,
     nn.ReLU: _relu, nn.LeakyReLU: _leaky_relu, nn.Sigmoid: _sigmoid, nn.Tanh: _tanh,
     nn.Flatten: _flatten, nn.Dropout: _dropout,
+    # issue 29
+    Conv1d: _conv1d, LayerNorm: _layer_norm, BatchNorm1d: _batch_norm, BatchNorm2d: _batch_norm,
+    AdaptiveAvgPool2d: _adaptive_avg_pool2d,
 }
 #: The module types :func:`export` translates (``Sequential`` holds them).
 SUPPORTED_MODULES: tuple[str, ...] = ("Sequential",) + tuple(t.__name__ for t in _TRANSLATIONS)
@@ -298,15 +370,33 @@ class _GraphBuilder:
         # Value names already given: the graph's input and output, and the parameters. The
         # names the builder makes up (node outputs, constants) avoid them.
         self._taken = set(reserved) | set(self._param_names.values())
+        self._taken |= {name for name, _ in model.named_buffers()}
+        self.opset = 0  # set by export()
+        self.dtype = "float64"  # the model's dtype, set by export(): for constants
 
-    def initializer(self, param: Tensor) -> str:
-        """The name of ``param``'s initializer (added once, even if several layers share it)."""
+    def initializer(self, param: Tensor, name: str | None = None) -> str:
+        """The name of ``param``'s initializer (added once, even if several layers share it).
+        A buffer (running statistics) is not a parameter: give its state-dict ``name``."""
         if id(param) not in self._added:
-            name = self._param_names[id(param)]
+            name = self._param_names.get(id(param), name)
+            if name is None:
+                raise ValueError("export: a tensor that is neither a parameter nor named")
             array = backend.to_numpy(param.data)  # from a GPU too
             self.initializers.append(self.onnx.numpy_helper.from_array(array, name))
             self._added[id(param)] = name
         return self._added[id(param)]
+
+    def constant(self, name: str, values: list[float], shape: tuple[int, ...]) -> str:
+        """A float initializer of the model's dtype (a LayerNorm's scale of ones when it has
+        no weight), named ``name`` or ``name_1``, ..."""
+        unique, k = name, 1
+        while unique in self._taken:
+            unique, k = f"{name}_{k}", k + 1
+        self._taken.add(unique)
+        kind = (self.onnx.TensorProto.DOUBLE if self.dtype == "float64"
+                else self.onnx.TensorProto.FLOAT)
+        self.initializers.append(self.onnx.helper.make_tensor(unique, kind, list(shape), values))
+        return unique
 
     def constant_int64(self, name: str, values: list[int]) -> str:
         """An int64 vector initializer (e.g. a Reshape target shape), named ``name`` or, if

@@ -268,6 +268,14 @@ def _layer(path: str, module: nn.Module, shape: tuple[int, ...],
             raise ValueError(f"codegen: {where} takes {module.in_features} features, but the "
                              f"layer before it gives {shape[0]}")
         return CLinear(path, title, shape, (module.out_features,), **params())
+    if isinstance(module, nn.Conv2d) and (module.groups != 1 or module.dilation != (1, 1)):
+        raise UnsupportedModuleError(
+            f"codegen: cannot compile {where}: groups={module.groups}, dilation="
+            f"{module.dilation}; the C generator supports only groups=1 and dilation=1")
+    if isinstance(module, nn.MaxPool2d) and module.padding not in (0, (0, 0)):
+        raise UnsupportedModuleError(
+            f"codegen: cannot compile {where}: padding={module.padding}; the C generator "
+            "supports only MaxPool2d without padding")
     if isinstance(module, (nn.Conv2d, nn.MaxPool2d)):
         if len(shape) != 3:
             raise ValueError(f"codegen: {where} needs samples of shape (C, H, W); it gets "
