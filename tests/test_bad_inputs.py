@@ -81,12 +81,13 @@ class Lib:
             import torch.nn.functional as tF
             self.lib, self.nn, self.F = torch, tnn, tF
             self.float64: Any = torch.float64
+            self.int64: Any = torch.int64
         else:
             import minigrad
             import minigrad.functional as mF
             import minigrad.nn as mnn
             self.lib, self.nn, self.F = minigrad, mnn, mF
-            self.float64 = "float64"
+            self.float64, self.int64 = "float64", "int64"
         self.tmp = ""  # a folder for the rows that write files (set by the test)
 
     def t(self, values: Any, dtype: str = "float64", grad: bool = False,
@@ -364,6 +365,8 @@ ROWS = [
         lambda L: L.F.linear(L.t(np.ones((2, 3)), strict=True), L.t(np.ones((2, 3)))),
         Only(RuntimeError, "linear: expected both tensors on one device",
              "array-api-strict arrays exist in minigrad only")),
+    Row("module_to_an_integer_dtype", lambda L: L.layer("Linear", 2, 2).to(dtype=L.int64),
+        Raises(TypeError, "Linear.to: dtype must be a floating-point dtype")),
     # negative, fractional or non-finite sizes and ranges
     Row("one_hot_of_minus_2_classes", lambda L: L.F.one_hot(L.t([0, 1], "int64"), -2),
         Raises(ValueError, "one_hot: num_classes must be a non-negative int, or -1")),

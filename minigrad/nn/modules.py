@@ -182,9 +182,17 @@ class Module:
 
         The Parameter objects stay the same, so an optimizer made earlier still updates them;
         gradients are dropped. Move the model before training: an optimizer's momentum or
-        averages stay where and as they were.
+        averages stay where and as they were. ``dtype`` must be a floating-point dtype, as
+        in PyTorch (integer parameters could not require grad); it is checked before anything
+        is converted.
         """
-        for _, t in self._named_tensors():
+        tensors = list(self._named_tensors())
+        if dtype is not None and tensors:
+            xp = tensors[0][1]._xp
+            if not backend.is_floating(xp, backend.resolve_dtype(xp, dtype)):
+                raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point dtype "
+                                f"(float32, float64), as in PyTorch; got {dtype!r}")
+        for _, t in tensors:
             # dtype= converts floating tensors only (a buffer that counts stays int64), as PyTorch
             kind = dtype if backend.is_floating(t._xp, t.dtype) else None
             new = backend.copy_to(t.data, device=device, dtype=kind) if device is not None \
