@@ -547,7 +547,7 @@ def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
             not hasattr(alpha, "__float__"):
         raise TypeError(f"elu: alpha must be a number; got {alpha!r:.40}")
     return op(xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0.0))), (x,),
-              lambda g, v: xp.where(v > 0, g, g * alpha * xp.exp(xp.minimum(v, 0.0))),
+              lambda g, v: xp.where(v <= 0, g * alpha * xp.exp(xp.minimum(v, 0.0)), g),
               saved=(v,), name="elu")
 
 
@@ -572,7 +572,7 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
         raise ValueError(f"hardtanh: min_val {min_val} is larger than max_val {max_val}")
     xp, v = _tensor_arg(x, "hardtanh")._xp, x.data
     return op(xp.clip(v, min_val, max_val), (x,),
-              lambda g, v: times_mask(g, (v > min_val) & (v < max_val)),
+              lambda g, v: times_mask(g, xp.logical_not((v <= min_val) | (v >= max_val))),
               saved=(v,), name="hardtanh")
 
 
