@@ -24,6 +24,15 @@ def test_notebook_runs_and_recovers_the_answers():
     start, end = (float(v) for v in text.split("loss: ")[1].split(" at the start, ")[0:1]
                   + [text.split(" at the start, ")[1].split(" at the end")[0]])
     assert end < start - 1.0
+    # attention from the student's operations is the library's fused one, values and gradients
+    gaps = text.split("attention: output differs by at most ")[1].split("\n")[0]
+    out_gap, grad_gap = (float(g) for g in gaps.split(", gradients by at most "))
+    assert out_gap < 1e-12 and grad_gap < 1e-12
+    gpt_start, gpt_end = (float(v) for v in text.split("GPT loss: ")[1].split(" at the end")[0]
+                          .split(" at the start, "))
+    assert gpt_end < gpt_start - 1.0  # the tiny GPT learns (about 3.96 -> 2.3)
+    replayed, steps = text.split("at the end (")[-1].split(" steps replayed")[0].split(" of ")
+    assert int(replayed) >= int(steps) - 3  # the compiled step replays
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if "image/png" in o.get("data", {})]
-    assert len(images) == 2  # the trajectories and the loss curve
+    assert len(images) == 3  # the trajectories, the loss curve, the attention heat map
