@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if ours:
             print(f"minigrad {case.name}: " + "; ".join(ours[:3]))
     failures += _bad_inputs(args.write)
+    failures += _state_dicts()
     stale = set(pinned) - {c.name for c in cases.CASES}
     for name in sorted(stale):
         print(f"STALE    {name}: pinned but no longer a case")
@@ -105,6 +106,21 @@ def _bad_inputs(write: bool) -> int:
     if write and failures:
         print("(bad-input rows are pinned in tests/test_bad_inputs.py: edit them by hand)")
     print(f"{len(table.ROWS)} bad-input rows, {failures} differ from PyTorch")
+    return failures
+
+
+def _state_dicts() -> int:
+    """Re-derive the state-dict keys, shapes and reprs of issue 29's modules, pinned in
+    tests/torch_cases_issue29.py (STATE_DICTS; edit them by hand), with PyTorch."""
+    import torch_cases_issue29 as table  # tests/ is on sys.path (see _load)
+
+    failures = 0
+    for name, (spec, text) in table.torch_state_dict_specs().items():
+        _, want, pinned_text = table.STATE_DICTS[name]
+        if spec != [tuple(w) for w in want] or text != pinned_text:
+            failures += 1
+            print(f"DIFFERS  state dict {name}: PyTorch gives {spec} {text!r}")
+    print(f"{len(table.STATE_DICTS)} state dicts, {failures} differ from PyTorch")
     return failures
 
 

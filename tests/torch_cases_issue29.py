@@ -10,6 +10,7 @@ state after the call (running statistics) is returned as extra outputs.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 
 inf, nan = math.inf, math.nan
@@ -244,3 +245,72 @@ def make_cases() -> list:
         Case("max_pool2d_padding_too_large", lambda lib, F, x: F.max_pool2d(x, 2, padding=2),
              [x64(IMG)], raises=True, match="at most half"),
     ]
+
+
+# --- state dicts and reprs of the modules (tests/test_tutorial_layers.py) --------------------
+
+# (how to build it, on torch.nn or minigrad.nn) -> PyTorch 2.13's state dict (key, shape, kind)
+# and repr; ``python -m bench.torch_parity`` re-derives both (torch_state_dict_specs below).
+STATE_DICTS: dict[str, tuple[str, list[tuple[str, list[int], str]], str]] = {
+    "layernorm": ("nn.LayerNorm(4)", [("weight", [4], "float"), ("bias", [4], "float")],
+                  "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"),
+    "layernorm_no_bias": ("nn.LayerNorm((2, 3), bias=False)", [("weight", [2, 3], "float")],
+                          "LayerNorm((2, 3), eps=1e-05, elementwise_affine=True, bias=False)"),
+    "layernorm_plain": ("nn.LayerNorm(3, elementwise_affine=False)", [],
+                        "LayerNorm((3,), eps=1e-05, elementwise_affine=False, bias=False)"),
+    "batchnorm1d": ("nn.BatchNorm1d(3)", [
+        ("weight", [3], "float"), ("bias", [3], "float"), ("running_mean", [3], "float"),
+        ("running_var", [3], "float"), ("num_batches_tracked", [], "int64")],
+        "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+        "track_running_stats=True)"),
+    "batchnorm2d_no_affine": ("nn.BatchNorm2d(2, affine=False)", [
+        ("running_mean", [2], "float"), ("running_var", [2], "float"),
+        ("num_batches_tracked", [], "int64")],
+        "BatchNorm2d(2, eps=1e-05, momentum=0.1, affine=False, bias=False, "
+        "track_running_stats=True)"),
+    "batchnorm1d_no_stats": ("nn.BatchNorm1d(3, track_running_stats=False)", [
+        ("weight", [3], "float"), ("bias", [3], "float")],
+        "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+        "track_running_stats=False)"),
+    "conv1d_groups": ("nn.Conv1d(4, 6, 3, groups=2)", [("weight", [6, 2, 3], "float"),
+                                                      ("bias", [6], "float")],
+                      "Conv1d(4, 6, kernel_size=(3,), stride=(1,), groups=2)"),
+    "conv2d_groups_dilation": ("nn.Conv2d(4, 6, 3, groups=2, dilation=2, bias=False)",
+                               [("weight", [6, 2, 3, 3], "float")],
+                               "Conv2d(4, 6, kernel_size=(3, 3), stride=(1, 1), dilation=(2, 2), "
+                               "groups=2, bias=False)"),
+    "crossentropy_weight": ("nn.CrossEntropyLoss(weight=tensor([1.0, 2.0, 0.5]))",
+                            [("weight", [3], "float")], "CrossEntropyLoss()"),
+    "bce_logits_pos_weight": ("nn.BCEWithLogitsLoss(pos_weight=tensor([2.0, 0.5]))",
+                              [("pos_weight", [2], "float")], "BCEWithLogitsLoss()"),
+    "sequential_mixed": ("nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3, affine=False), "
+                         "nn.Linear(3, 2))", [
+                             ("0.weight", [3, 2], "float"), ("0.bias", [3], "float"),
+                             ("1.running_mean", [3], "float"), ("1.running_var", [3], "float"),
+                             ("1.num_batches_tracked", [], "int64"),
+                             ("2.weight", [2, 3], "float"), ("2.bias", [2], "float")], None),
+}
+
+
+def _build(spec: str, lib: Any) -> Any:
+    return eval(spec, {"nn": lib.nn, "tensor": lambda v: lib.tensor(v, dtype=lib.float64)
+                       if lib.__name__ == "torch" else lib.tensor(v)})
+
+
+def _kind(dtype: Any) -> str:
+    name = str(dtype).split(".")[-1]
+    return "float" if name.startswith("float") else name
+
+
+def state_dict_spec(module: Any) -> list[tuple[str, list[int], str]]:
+    return [(k, list(v.shape), _kind(v.dtype)) for k, v in module.state_dict().items()]
+
+
+def torch_state_dict_specs() -> dict[str, tuple[list[tuple[str, list[int], str]], str | None]]:
+    """PyTorch's answers for STATE_DICTS (the bench compares them with the pinned ones)."""
+    import torch
+    out = {}
+    for name, (spec, _, text) in STATE_DICTS.items():
+        module = _build(spec, torch)
+        out[name] = (state_dict_spec(module), repr(module) if text is not None else None)
+    return out

@@ -140,7 +140,8 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         count = self.num_batches_tracked
         if self.training and count is not None:
-            count.data = count.data + 1  # a new array, as the running statistics
+            # a new array (asarray: NumPy's 0-d + 1 gives a scalar)
+            count.data = count._xp.asarray(count.data + 1)
             if self.momentum is None:  # a cumulative average over every batch so far
                 factor = 1.0 / float(count.data)
         use_batch = self.training or not self.track_running_stats
