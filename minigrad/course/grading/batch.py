@@ -182,7 +182,7 @@ def grade_class(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[
         found = scan(paths, students, people_of, shard)
     except FileNotFoundError as exc:
         raise GraderError(str(exc)) from exc
-    if not found.submissions:
+    if not found.submissions and shard is None:   # (a shard may hold nobody)
         who = f" from {', '.join(students)}" if students else ""
         lost = f" ({len(found.unattributed)} notebook(s) name no student: see the layout in " \
             "--help)" if found.unattributed else ""
@@ -268,10 +268,11 @@ def grade_class(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[
                      secret_id=fingerprint(key),
                      unattributed=[{"path": str(u.path), "why": u.why}
                                    for u in found.unattributed])
+    changed: list[str] | None = None   # whose feedback pages can change
     if previous is not None and students:
-        final = previous.merged(book, students)
+        final, changed = previous.merged(book, students), list(students)
     elif previous is not None and (merge or interrupted is not None):
-        final = previous.merged_rows(book)
+        final, changed = previous.merged_rows(book), book.students()
     else:
         if previous is not None:
             lost = previous.lost_by(book)
@@ -282,7 +283,7 @@ def grade_class(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[
                                   f"{journal.path}: --merge --resume writes them without "
                                   "grading again")
         final = book
-    write_report(final, out)
+    write_report(final, out, changed=changed)
     journal.close(done=interrupted is None)
     if interrupted is not None:
         raise Interrupted(final) from None

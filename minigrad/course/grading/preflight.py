@@ -108,7 +108,7 @@ def _check_solution(lesson: ReleasedLesson, path: Path, options: GradingOptions)
     failed = [f"{e.exercise} ({e.status}): {_first(e.message)}" if e.message.strip()
               else f"{e.exercise} ({e.status})" for e in result.exercises if not e.passed]
     issues = [f"{i.kind}: {_first(i.text)}" for i in result.issues]
-    return (f"{lesson.key} (solution {path.name}): {result.score:g}/{lesson.max_points:g}; "
+    return (f"{lesson.key}: {result.score:g}/{lesson.max_points:g} (solution {path.name}); "
             + "; ".join(failed + issues))
 
 

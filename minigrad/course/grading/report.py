@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -24,8 +25,9 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Sequence
 
-from .results import ISSUES, Gradebook, NotebookGrade
+from .results import ISSUES, Gradebook, NotebookGrade, no_gc
 
 __all__ = ["write_report", "summary", "feedback", "read_gradebook", "safe_name",
            "feedback_names", "scrub", "csv_cell"]
@@ -59,20 +61,27 @@ def feedback_names(students: list[str]) -> dict[str, str]:
 
 def _machine_paths() -> list[str]:
     """Folders of this machine that must not show in a report (longest first)."""
+    return list(_paths_of(os.getcwd(), os.path.expanduser("~"), tempfile.gettempdir()))
+
+
+@functools.lru_cache(maxsize=8)
+def _paths_of(cwd: str, home: str, tmp: str) -> tuple[str, ...]:
     here = Path(__file__).resolve().parents[3]
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(here), tempfile.gettempdir(),
-             os.path.expanduser("~"), os.getcwd()}
-    return sorted((p for p in paths if p and p not in ("/", ".")), key=len, reverse=True)
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(here), tmp, home, cwd}
+    return tuple(sorted((p for p in paths if p and p not in ("/", ".")), key=len, reverse=True))
 
 
-def scrub(text: str, also: tuple[str, ...] = ()) -> str:
+def scrub(text: str, also: tuple[str, ...] = (), paths: Sequence[str] | None = None) -> str:
     """``text`` without this machine's folders (the installation, home, temp, working folder).
 
     ``/home/me/venv/lib/python3.11/site-packages/numpy/linalg.py`` becomes
     ``…/site-packages/numpy/linalg.py``: enough to see which file, nothing about the machine.
     """
-    for path in sorted({*_machine_paths(), *also}, key=len, reverse=True):
-        if path and len(path) > 1:
+    paths = _machine_paths() if paths is None else paths
+    if also:
+        paths = sorted({*paths, *also}, key=len, reverse=True)
+    for path in paths:
+        if len(path) > 1 and path in text:
             text = text.replace(path.rstrip("/"), "…")
     return text
 
@@ -80,8 +89,11 @@ def scrub(text: str, also: tuple[str, ...] = ()) -> str:
 def csv_cell(value: object) -> str:
     """A CSV cell that a spreadsheet shows as text: one starting with ``= + - @`` (or a tab or
     carriage return) would be read as a formula, so it gets a leading apostrophe."""
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    text = value if type(value) is str else str(value)
+    return "'" + text if text and text[0] in _FORMULA else text
+
+
+_FORMULA = frozenset("=+-@\t\r")
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -110,12 +122,33 @@ def _real_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-def _csv_text(rows: list[list[object]]) -> str:
+def _csv_text(rows: list[list[object]], escaped: bool = False) -> str:
+    """CSV text of ``rows``; ``escaped``: their cells went through :func:`csv_cell` already."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    for row in rows:
-        writer.writerow([csv_cell(cell) for cell in row])
+    writer.writerows(rows if escaped else ([csv_cell(cell) for cell in row] for row in rows))
     return buffer.getvalue()
+
+
+_EXERCISE_COLUMNS = ["student", "lesson", "exercise", "title", "points", "max", "passed",
+                     "status", "message", "self-reported", "notebook", "late", "release",
+                     "submitted release", "graded at"]
+
+
+def _old_rows(path: Path, header: list[str]) -> dict[str, list[list[str]]]:
+    """The rows of a CSV this module wrote, by their (escaped) first cell; {} when it is not
+    there or has other columns."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            if next(reader, None) != header:
+                return {}
+            table: dict[str, list[list[str]]] = {}
+            for row in reader:
+                table.setdefault(row[0], []).append(row)
+            return table
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}
 
 
 def _counted(book: Gradebook, mine: dict[str, list[NotebookGrade]] | None = None
@@ -150,6 +183,32 @@ def _late(notebooks: list[NotebookGrade], book: Gradebook) -> str:
                     for n in notebooks if n.late)
 
 
+def _json_text(data: dict) -> str:
+    """``data`` as JSON with one notebook a line (``data["notebooks"]``: their JSON texts):
+    readable and diffable, and written by the json module's C encoder (an indented dump of
+    40,000 notebooks takes it ten times longer)."""
+    notebooks = data.pop("notebooks")
+    head = json.dumps(data, ensure_ascii=False)
+    rows = ",\n  ".join(notebooks)
+    return head[:-1] + (", " if data else "") + f'{_NOTEBOOKS}\n  {rows}\n]}}\n'
+
+
+_NOTEBOOKS = '"notebooks": ['
+
+
+def _stamp(notebook: NotebookGrade) -> tuple:
+    return (notebook.student, notebook.path, notebook.lesson, notebook.status, notebook.score,
+            notebook.graded_at, len(notebook.issues), len(notebook.exercises))
+
+
+def _raw_json(notebook: NotebookGrade) -> str:
+    """The notebook's JSON: the text it was read from when it has not changed since."""
+    raw = getattr(notebook, "_raw", None)
+    if raw is not None and raw[0] == _stamp(notebook):
+        return raw[1]
+    return json.dumps(notebook.to_dict(), ensure_ascii=False)
+
+
 def _write_if_changed(path: Path, text: str) -> bool:
     """:func:`_atomic_write` unless ``path`` already holds exactly ``text``; True if written."""
     try:
@@ -161,7 +220,8 @@ def _write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
+def write_report(book: Gradebook, out: str | os.PathLike[str],
+                 changed: Sequence[str] | None = None) -> list[Path]:
     """Write grades.csv, exercises.csv, grades.json and ``feedback/*.md`` into ``out``.
 
     Every file is written atomically and never through a symlink; a feedback page whose text
@@ -169,15 +229,27 @@ def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
     removed; ``unattributed.csv`` lists the notebooks credited to nobody (and is removed when
     there are none); nothing else in ``out`` is touched. CSV cells are escaped for
     spreadsheets, and no file holds a path of this machine. The work is linear in the number
-    of notebooks. Returns the paths written.
+    of notebooks. ``changed``: the only students whose feedback pages can differ from those
+    in ``out`` (a regrade merged into the report there); the others' pages are not rebuilt.
+    Returns the paths written.
     """
-    out = Path(out)
+    with no_gc():
+        return _write_report(book, Path(out), None if changed is None else set(changed))
+
+
+def _write_report(book: Gradebook, out: Path, changed: set[str] | None) -> list[Path]:
+    paths = _machine_paths()
+
+    def clean(text: str) -> str:
+        return scrub(text, paths=paths)
+
     out.mkdir(parents=True, exist_ok=True)
     feedback_dir = out / "feedback"
     _real_dir(feedback_dir)
     keys = book.lesson_keys()
     mine = book.by_student()
     counted = _counted(book, mine)
+    changed_set = changed if changed is not None else set(mine)
     missing = book.missing()
     people = book.people
     roster = bool(people)
@@ -195,44 +267,49 @@ def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
         scores = {n.lesson: _num(n.score) for n in notebooks if n.lesson}
         rows.append([student, *who, *(scores.get(key, "") for key in keys),
                      _num(book.total(student, mine[student])), _late(notebooks, book),
-                     scrub(_issue_summary(notebooks, book))])
+                     clean(_issue_summary(notebooks, book))])
     path = out / "grades.csv"
     _atomic_write(path, _csv_text(rows))
     written.append(path)
 
-    rows = [["student", "lesson", "exercise", "title", "points", "max", "passed", "status",
-             "message", "self-reported", "notebook", "late", "release", "submitted release",
-             "graded at"]]
-    for notebook in (n for notebooks in counted.values() for n in notebooks):
-        for exercise in notebook.exercises:
-            reported = "; ".join(dict.fromkeys(c.self_reported for c in exercise.checks
-                                               if c.self_reported))
-            rows.append([notebook.student, notebook.lesson, exercise.exercise, exercise.title,
-                         _num(exercise.points), _num(exercise.max_points),
-                         str(exercise.passed).lower(), exercise.status,
-                         scrub(exercise.message), reported, Path(notebook.path).name,
-                         str(notebook.late).lower(), notebook.release,
-                         notebook.submitted_release, notebook.graded_at])
     path = out / "exercises.csv"
-    _atomic_write(path, _csv_text(rows))
+    old = _old_rows(path, _EXERCISE_COLUMNS) if changed is not None else {}
+    rows = [_EXERCISE_COLUMNS]
+    for student, notebooks in counted.items():
+        kept = old.get(csv_cell(student)) if student not in changed_set else None
+        if kept is not None:     # a regrade: the rows of everyone else are as they were
+            rows += kept
+            continue
+        for notebook in notebooks:
+            for exercise in notebook.exercises:
+                reported = "; ".join(dict.fromkeys(c.self_reported for c in exercise.checks
+                                                   if c.self_reported))
+                rows.append([csv_cell(cell) for cell in [
+                    notebook.student, notebook.lesson, exercise.exercise, exercise.title,
+                    _num(exercise.points), _num(exercise.max_points),
+                    str(exercise.passed).lower(), exercise.status, clean(exercise.message),
+                    reported, os.path.basename(notebook.path), str(notebook.late).lower(),
+                    notebook.release, notebook.submitted_release, notebook.graded_at]])
+    _atomic_write(path, _csv_text(rows, escaped=True))
     written.append(path)
 
     path = out / "unattributed.csv"
     if book.unattributed:
         _atomic_write(path, _csv_text([["notebook", "why"]] + [
-            [scrub(u["path"]), u["why"]] for u in book.unattributed]))
+            [clean(u["path"]), u["why"]] for u in book.unattributed]))
         written.append(path)
     elif path.is_file() and not path.is_symlink():
         path.unlink()
 
     path = out / "grades.json"
-    data = book.to_dict()
+    data = book.to_dict(notebooks=False)
+    data["notebooks"] = [_raw_json(n) for n in book.notebooks]
     data["students"] = {}
     for student, notebooks in mine.items():
         scores = {key: b.score for key in keys if (b := book.best(student, key, notebooks))}
         data["students"][student] = {"scores": scores, "total": sum(scores.values())}
     data["missing"] = missing
-    _atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    _atomic_write(path, _json_text(data))
     written.append(path)
 
     pages = {name: student for student, name in feedback_names(list(mine)).items()}
@@ -241,7 +318,9 @@ def write_report(book: Gradebook, out: str | os.PathLike[str]) -> list[Path]:
             stale.unlink()
     for name, student in pages.items():
         path = feedback_dir / name
-        if _write_if_changed(path, feedback(book, student, mine[student])):
+        if changed is not None and student not in changed and path.is_file():
+            continue
+        if _write_if_changed(path, feedback(book, student, mine[student], paths)):
             written.append(path)
     return written
 
@@ -251,7 +330,19 @@ def read_gradebook(out: str | os.PathLike[str]) -> Gradebook | None:
     path = Path(out) / "grades.json"
     if not path.is_file():
         return None
-    return Gradebook.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    text = path.read_text(encoding="utf-8")
+    with no_gc():
+        start = text.find(_NOTEBOOKS + "\n")
+        if start < 0:                      # a report written before one notebook a line
+            return Gradebook.from_dict(json.loads(text))
+        lines = text[start + len(_NOTEBOOKS) + 1:].rstrip().removesuffix("]}").split("\n")
+        raws = [line.strip().removesuffix(",") for line in lines if line.strip()]
+        data = json.loads(text[:start] + _NOTEBOOKS + "]}")
+        data["notebooks"] = [json.loads(raw) for raw in raws]
+        book = Gradebook.from_dict(data)
+        for notebook, raw in zip(book.notebooks, raws):
+            notebook._raw = (_stamp(notebook), raw)   # type: ignore[attr-defined]
+        return book
 
 
 def _fence(text: str) -> str:
@@ -265,9 +356,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def feedback(book: Gradebook, student: str,
-             notebooks: list[NotebookGrade] | None = None) -> str:
-    """The Markdown feedback page of one student (``notebooks``: theirs, when known)."""
+def feedback(book: Gradebook, student: str, notebooks: list[NotebookGrade] | None = None,
+             paths: Sequence[str] | None = None) -> str:
+    """The Markdown feedback page of one student (``notebooks``: theirs, when known;
+    ``paths``: the machine's folders to scrub, when known)."""
     lines = [f"# Feedback for {student}", ""]
     if notebooks is None:
         notebooks = [n for n in book.notebooks if n.student == student]
@@ -276,13 +368,13 @@ def feedback(book: Gradebook, student: str,
                   for key in dict.fromkeys(n.lesson for n in notebooks if n.lesson))
     lines += [f"Total: **{_num(total)} / {_num(maximum)}** points.", ""]
     for notebook in notebooks:
-        title = notebook.lesson or f"`{Path(notebook.path).name}`"
+        title = notebook.lesson or f"`{os.path.basename(notebook.path)}`"
         score = f": {_num(notebook.score)} / {_num(notebook.max_score)}" if notebook.lesson else ""
         counted = notebook.lesson and book.best(student, notebook.lesson, notebooks) \
             is not notebook
         late = " (late)" if notebook.late else ""
         lines += [f"## {title}{score}" + (" (not counted)" if counted else "") + late, "",
-                  f"Notebook: `{Path(notebook.path).name}`", ""]
+                  f"Notebook: `{os.path.basename(notebook.path)}`", ""]
         if notebook.exercises:
             lines += ["| exercise | points | result |", "|---|---:|---|"]
             lines += [f"| {e.exercise} {_cell(e.title)} | {_num(e.points)} / "
@@ -306,7 +398,7 @@ def feedback(book: Gradebook, student: str,
                 if rest.strip():
                     lines += ["", "  " + _fence(rest).replace("\n", "\n  ")]
             lines.append("")
-    return scrub("\n".join(lines).rstrip() + "\n")
+    return scrub("\n".join(lines).rstrip() + "\n", paths=paths)
 
 
 def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,

@@ -23,8 +23,8 @@ student. A roster (:mod:`.roster`) then maps each identity to a student of the c
 The lesson is the ``NN`` prefix of what follows the identity (``01_x.ipynb``,
 ``doejane_12345_678_02_y.ipynb``); when there is none, or it names no released lesson, the
 notebook's ``exercise:``/``check:`` tags (or ``metadata.minigrad.lesson``) tell. A notebook
-whose cells belong to another released lesson than its name says is graded as the lesson of
-its cells, and flagged.
+whose cells belong to another lesson than its name says is graded as the lesson its name
+says, and flagged ("wrong lesson").
 
 The notebook that runs is the *released* lesson with the student's exercise cells put in place
 (as nbgrader restores locked cells): every other cell is the released one, ``demo`` cells are
@@ -318,26 +318,25 @@ def identify(notebook: Mapping | None, submission: Submission,
              lessons: Mapping[int, ReleasedLesson]) -> tuple[ReleasedLesson | None, list[Issue]]:
     """Which released lesson a submission is, and any doubt about it.
 
-    The notebook's own cells (their ``exercise:``/``check:`` tags) win when they are a
-    released lesson's; otherwise the file name's lesson number, then
-    ``metadata.minigrad.lesson``. A name and cells that disagree are an issue.
+    The file name's lesson number wins when it names a released lesson (a notebook whose
+    cells are another lesson's is then flagged, and not run); otherwise the notebook's tags
+    (or ``metadata.minigrad.lesson``) decide.
     """
     issues: list[Issue] = []
     in_name = submission.number_in_name
     in_cells = _lesson_in_cells(notebook) if notebook is not None else None
-    if in_cells in lessons:
-        if in_name is not None and in_name != in_cells:
-            issues.append(Issue("misnamed", f"the file is named as lesson {in_name} but its "
-                                f"exercise and check cells are lesson {in_cells}'s: it was "
-                                f"graded as lesson {in_cells}"))
-        return lessons[in_cells], issues
     if in_name in lessons:
         lesson = lessons[in_name]
         if in_cells is not None and in_cells != in_name:
             issues.append(Issue("wrong lesson", f"the file is named as lesson {in_name} but its "
-                                f"exercise and check cells are lesson {in_cells}'s, which was "
-                                f"not released"))
+                                f"exercise and check cells are lesson {in_cells}'s: it was "
+                                f"graded as lesson {in_name}"))
         return lesson, issues
+    if in_cells in lessons:
+        if in_name is not None:
+            issues.append(Issue("wrong lesson", f"the file name says lesson {in_name}, which "
+                                f"was not released; its cells are lesson {in_cells}'s"))
+        return lessons[in_cells], issues
     what = f"lesson {in_cells}, which was not released" if in_cells is not None else \
         "no lesson (no NN_ prefix in its name and no exercise or check tags)"
     issues.append(Issue("unidentified", f"the notebook looks like {what}"))
