@@ -366,6 +366,8 @@ def stage(root: str | Path | None = None, where: str | Path | None = None) -> Pa
     downloads.mkdir(exist_ok=True)
     for path in lesson_paths(root):
         shutil.copy(path, downloads / path.name)
+    after = root / "interactives" / "after_the_course.ipynb"
+    shutil.copy(after, src / "lessons" / after.name)  # shown as it is: executed, with figures
     image = root / "interactives" / "broadcast_and_backward.png"
     (src / "_static").mkdir(exist_ok=True)
     if image.is_file():

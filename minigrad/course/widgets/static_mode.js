@@ -208,8 +208,6 @@
   // --- NumPy's default_rng: SeedSequence and PCG64 -----------------------------------------
   const M32 = 0xFFFFFFFF;
   const mul32 = (a, b) => Math.imul(a, b) >>> 0;
-  const MASK64 = (1n << 64n) - 1n, MASK128 = (1n << 128n) - 1n;
-  const PCG_MULT = (2549297995355413924n << 64n) + 4865540595714422341n;
 
   function seedSequenceState(entropy, nWords32) {
     const INIT_A = 0x43b0d7e5, MULT_A = 0x931e8875, INIT_B = 0x8b51f9dd, MULT_B = 0x58f38ded;
@@ -253,33 +251,70 @@
     return words;
   }
 
-  // numpy.random.default_rng([seed, stream]): the same numbers, one at a time.
+  // 128-bit numbers as 8 limbs of 16 bits, lowest first: exact in doubles, no BigInt per draw.
+  const limbs = (words32) => words32.flatMap((w) => [w & 0xFFFF, w >>> 16]);
+  function mulAdd128(x, m, c) {  // (x * m + c) mod 2**128
+    const out = [0, 0, 0, 0, 0, 0, 0, 0];
+    for (let i = 0; i < 8; i++) {
+      if (x[i] === 0) continue;
+      for (let j = 0; j < 8 - i; j++) out[i + j] += x[i] * m[j];
+    }
+    let carry = 0;
+    for (let k = 0; k < 8; k++) {
+      const v = out[k] + c[k] + carry;
+      out[k] = v % 65536;
+      carry = Math.floor(v / 65536);
+    }
+    return out;
+  }
+  const ZERO = [0, 0, 0, 0, 0, 0, 0, 0], ONE = [1, 0, 0, 0, 0, 0, 0, 0];
+  // PCG_DEFAULT_MULTIPLIER_128 = 2549297995355413924 * 2**64 + 4865540595714422341
+  const PCG_MULT = limbs([0x9FCCF645, 0x4385DF64, 0x1FC65DA4, 0x2360ED05]);
+
+  // numpy.random.default_rng([seed, stream]): PCG64 seeded by SeedSequence, the same numbers.
   class Generator {
     constructor(seed, stream) {
       const w = seedSequenceState(intWords(seed).concat(intWords(stream)), 8);
-      const u64 = (lo, hi) => (BigInt(hi) << 32n) | BigInt(lo);
-      const initState = (u64(w[0], w[1]) << 64n) | u64(w[2], w[3]);
-      const initSeq = (u64(w[4], w[5]) << 64n) | u64(w[6], w[7]);
-      this.inc = ((initSeq << 1n) | 1n) & MASK128;
-      this.state = 0n;
-      this.step();
-      this.state = (this.state + initState) & MASK128;
-      this.step();
+      // generate_state(4, uint64) viewed as 4 little-endian words; seed = val[0] << 64 | val[1]
+      const initState = limbs([w[2], w[3], w[0], w[1]]);
+      const initSeq = limbs([w[6], w[7], w[4], w[5]]);
+      this.inc = mulAdd128(initSeq, [2, 0, 0, 0, 0, 0, 0, 0], ONE);  // (initseq << 1) | 1
+      this.state = mulAdd128(ZERO, ONE, this.inc);                   // step from 0
+      this.state = mulAdd128(this.state, ONE, initState);            // + initstate
+      this.state = Float64Array.from(mulAdd128(this.state, PCG_MULT, this.inc));  // step
+      this.inc = Float64Array.from(this.inc);
+      this.scratch = new Float64Array(8);
       this.buffered = null;
     }
-    step() { this.state = (this.state * PCG_MULT + this.inc) & MASK128; }
-    next64() {
-      this.step();
-      const s = this.state;
-      const x = ((s >> 64n) ^ s) & MASK64;
-      const rot = s >> 122n;
-      return ((x >> rot) | (x << ((64n - rot) & 63n))) & MASK64;
+    step() {  // state = state * PCG_MULT + inc (mod 2**128), in place
+      const x = this.state, o = this.scratch, c = this.inc, m = PCG_MULT;
+      o.fill(0);
+      for (let i = 0; i < 8; i++) {
+        const xi = x[i];
+        if (xi === 0) continue;
+        for (let j = 0; j < 8 - i; j++) o[i + j] += xi * m[j];
+      }
+      let carry = 0;
+      for (let k = 0; k < 8; k++) {
+        const v = o[k] + c[k] + carry;
+        carry = Math.floor(v / 65536);
+        x[k] = v - carry * 65536;
+      }
+      return x;
     }
     next32() {
       if (this.buffered !== null) { const v = this.buffered; this.buffered = null; return v; }
-      const n = this.next64();
-      this.buffered = Number(n >> 32n);
-      return Number(n & 0xFFFFFFFFn);
+      const s = this.step();
+      // XSL-RR: the high and low halves xor-ed, rotated right by the top 6 bits
+      let lo = ((s[0] | (s[1] << 16)) ^ (s[4] | (s[5] << 16))) >>> 0;
+      let hi = ((s[2] | (s[3] << 16)) ^ (s[6] | (s[7] << 16))) >>> 0;
+      let rot = s[7] >>> 10;
+      if (rot >= 32) { [lo, hi] = [hi, lo]; rot -= 32; }
+      if (rot > 0) {
+        [lo, hi] = [((lo >>> rot) | (hi << (32 - rot))) >>> 0, ((hi >>> rot) | (lo << (32 - rot))) >>> 0];
+      }
+      this.buffered = hi;
+      return lo;
     }
     // integers(low, high, size=count) for a range that fits in 32 bits (Lemire's method).
     integers(low, high, count) {
@@ -505,7 +540,6 @@
     const [a, b] = operands(computedA, computedB, seed, op);
     const g = upstreamValues(upstream, typed, real, shown, atReal, seed);
     const tA = trace(computedA, computed), tB = trace(computedB, computed);
-    const T = {a: tA, b: tB};
     const valueOf = {a: (i) => at(a, computedA, i), b: (i) => at(b, computedB, i)};
     // the drawn cells
     const pA = trace(shownA, shown), pB = trace(shownB, shown);
@@ -516,28 +550,34 @@
                     b: big.b.summed.reduce((c, ax) => c * real[ax], 1)};
     const gAt = (r) => at(g, computed, r);
     const out = (r) => f(valueOf.a(pA.source(r)), valueOf.b(pB.source(r)));
-    const sentAt = (o, r) => SENT[op][o](gAt(r), valueOf.a(T.a.source(r)), valueOf.b(T.b.source(r)));
-    // A.grad and B.grad at the drawn cells: every result cell (at the computed shape) that
-    // reads the input cell sends its share, summed in row-major order.
-    const gradAt = {};
-    for (const o of "ab") {
-      const t = T[o], own = t.own;
-      const values = new Map();
-      for (const i of cells(shownIn[o])) {
-        const ranges = computed.map((n, ax) => {
-          if (ax < t.lead) return n;
-          const k = ax - t.lead;
-          return own[k] === 1 && n !== 1 ? n : 1;
-        });
-        let total = 0;
-        for (const pick of cells(ranges)) {
-          const r = pick.map((v, ax) => (ranges[ax] === 1 && ax >= t.lead ? i[ax - t.lead] : v));
-          total += sentAt(o, r);
-        }
-        values.set(flat(i, shownIn[o]), total);
+    // A.grad and B.grad: every result cell (at the computed shape) sends its share to the
+    // input cells it read; one pass over the result in row-major order, so each input cell's
+    // terms are added in that order. Strides of each input along the result's axes: 0 where
+    // the input was broadcast.
+    const strides = (t) => {
+      const out = Array(computed.length).fill(0);
+      let stride = 1;
+      for (let k = t.own.length - 1; k >= 0; k--) {
+        if (t.own[k] !== 1) out[t.lead + k] = stride;
+        stride *= t.own[k];
       }
-      gradAt[o] = (i) => values.get(flat(i, shownIn[o]));
+      return out;
+    };
+    const sA = strides(tA), sB = strides(tB);
+    const totals = {a: new Float64Array(prod(computedA)), b: new Float64Array(prod(computedB))};
+    const ruleA = SENT[op].a, ruleB = SENT[op].b;
+    const index = Array(computed.length).fill(0);
+    for (let r = 0, fa = 0, fb = 0, total = prod(computed); r < total; r++) {
+      const gv = g[r], x = a[fa], y = b[fb];
+      totals.a[fa] += ruleA(gv, x, y);
+      totals.b[fb] += ruleB(gv, x, y);
+      for (let ax = computed.length - 1; ax >= 0; ax--) {  // the next result index
+        index[ax] += 1; fa += sA[ax]; fb += sB[ax];
+        if (index[ax] < computed[ax]) break;
+        fa -= sA[ax] * computed[ax]; fb -= sB[ax] * computed[ax]; index[ax] = 0;
+      }
     }
+    const gradAt = {a: (i) => at(totals.a, computedA, i), b: (i) => at(totals.b, computedB, i)};
     const fmt = formatNumber;
     const symbol = SYMBOLS[op];
     const isCopy = (o, r) => P[o].summed.some((ax) => r[ax] !== 0);
