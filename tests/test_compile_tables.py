@@ -14,6 +14,7 @@ loss option, every optimizer option.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable
 
@@ -539,3 +540,130 @@ def test_the_char_lstm_step_replays_exactly(clip):
     calls = [(rng.integers(0, 7, (6, 3)), rng.integers(0, 7, (6, 3))) for _ in range(CALLS)]
     compiled = run_both(char_lstm(lambda ps: optim.Adam(ps, lr=0.01), clip), calls)
     assert compiled.calls["replayed"] >= MIN_REPLAYS
+
+
+# --- 8. issue 29: the new layers, loss modules and functions --------------------------------
+
+def _eval_batchnorm(cls: type, n: int, **kw: Any) -> nn.Module:
+    """A BatchNorm layer with running statistics that are not 0 and 1, in eval()."""
+    bn = cls(n, **kw)
+    rng = np.random.default_rng(7)
+    shape = (6, n) if cls is nn.BatchNorm1d else (3, n, 4, 4)
+    for _ in range(2):
+        bn(mg.tensor(rng.uniform(-2, 2, shape)))
+    return bn.eval()
+
+
+ISSUE29_LAYERS: dict[str, tuple[Make, tuple[int, ...]]] = {
+    "layernorm": (layer_case(lambda: nn.Sequential(nn.Linear(3, 4, seed=0), nn.LayerNorm(4),
+                                                   nn.Tanh())), (5, 3)),
+    "layernorm-2-axes-no-affine": (layer_case(lambda: nn.Sequential(
+        nn.Conv2d(1, 2, 3, seed=0), nn.LayerNorm((4, 4), elementwise_affine=False))),
+        (2, 1, 6, 6)),
+    "batchnorm1d-eval": (layer_case(lambda: nn.Sequential(
+        nn.Linear(3, 4, seed=0), _eval_batchnorm(nn.BatchNorm1d, 4), nn.ReLU())), (5, 3)),
+    "batchnorm2d-eval": (layer_case(lambda: nn.Sequential(
+        nn.Conv2d(1, 2, 3, seed=0), _eval_batchnorm(nn.BatchNorm2d, 2))), (2, 1, 6, 6)),
+    "batchnorm1d-no-running-stats": (layer_case(lambda: nn.Sequential(
+        nn.Linear(3, 4, seed=0), nn.BatchNorm1d(4, track_running_stats=False))), (5, 3)),
+    "conv2d-groups-dilation": (layer_case(lambda: nn.Conv2d(4, 6, 3, padding=1, dilation=2,
+                                                            groups=2, seed=0)), (2, 4, 7, 7)),
+    "conv1d": (layer_case(lambda: nn.Sequential(
+        nn.Conv1d(2, 4, 3, padding=1, dilation=2, groups=2, seed=0), nn.ReLU(),
+        nn.Conv1d(4, 3, 2, stride=2, seed=1))), (2, 2, 9)),
+    "maxpool-padding": (layer_case(lambda: nn.Sequential(nn.Conv2d(1, 2, 3, seed=0),
+                                                         nn.MaxPool2d(3, 2, padding=1))),
+                        (2, 1, 8, 8)),
+    "adaptive-avgpool": (layer_case(lambda: nn.Sequential(nn.Conv2d(1, 2, 3, seed=0),
+                                                          nn.AdaptiveAvgPool2d((2, 3)),
+                                                          nn.Flatten(),
+                                                          nn.Linear(12, 2, seed=1))),
+                         (2, 1, 7, 9)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE29_LAYERS))
+def test_issue29_layers_compile_exactly(name):
+    make, shape = ISSUE29_LAYERS[name]
+    run_both(make, [(x,) for x in batches(shape)])
+
+
+ISSUE29_LOSSES: dict[str, tuple[Callable[..., mg.Tensor], int, str]] = {
+    "ce-module-options": (lambda z, t: nn.CrossEntropyLoss(
+        weight=mg.tensor(W3), ignore_index=1, label_smoothing=0.1, reduction="sum")(z, t), 3,
+        "class"),
+    "nll-module": (lambda z, t: nn.NLLLoss(weight=mg.tensor(W3))(F.log_softmax(z, dim=1), t), 3,
+                   "class"),
+    "bce-module": (lambda z, t: nn.BCELoss(weight=mg.tensor([1.0, 3.0]))(z.sigmoid(),
+                                                                         mg.tensor(t)), 2,
+                   "binary"),
+    "bce-logits-module": (lambda z, t: nn.BCEWithLogitsLoss(pos_weight=mg.tensor([2.0, 0.5]))(
+        z, mg.tensor(t)), 2, "binary"),
+    "l1": (lambda z, t: nn.L1Loss()(z, mg.tensor(t)), 2, "real"),
+    "huber": (lambda z, t: nn.HuberLoss(delta=0.3)(z, mg.tensor(t)), 2, "real"),
+    "smooth-l1-sum": (lambda z, t: nn.SmoothL1Loss(beta=0.5, reduction="sum")(z, mg.tensor(t)),
+                      2, "real"),
+    "mse-module-sum": (lambda z, t: nn.MSELoss(reduction="sum")(z, mg.tensor(t)), 2, "real"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE29_LOSSES))
+def test_issue29_loss_modules_compile_exactly(name):
+    loss, n_out, kind = ISSUE29_LOSSES[name]
+    xs = batches((6, 3))
+    run_both(loss_case(loss, n_out), [(x, targets(kind, 6, k)) for k, x in enumerate(xs)])
+
+
+ISSUE29_OPS: dict[str, tuple[Callable[..., mg.Tensor], list[tuple[int, ...]]]] = {
+    "split": (lambda a: mg.cat([p * (k + 1.0) for k, p in enumerate(a.split([1, 3], dim=1))],
+                               dim=1), [(3, 4)]),
+    "chunk": (lambda a: mg.cat([p * (k + 1.0) for k, p in enumerate(a.chunk(2))]), [(3, 4)]),
+    "repeat": (lambda a: a.repeat(2, 1, 3), [(3, 4)]),
+    "flip": (lambda a: a.flip((0, 1)), [(3, 4)]),
+    "sort": (lambda a: a.sort(dim=1, descending=True).values, [(3, 4)]),
+    "norm": (lambda a: a.norm(dim=1) + a.norm(p=1) + a.norm(p=math.inf, dim=0).sum(), [(3, 4)]),
+    "einsum": (lambda a, b: mg.einsum("ij,j->i", a, b), [(3, 4), (4,)]),
+    "softmax-method": (lambda a: a.softmax(dim=1) * a.log_softmax(0), [(3, 4)]),
+    "pad-modes": (lambda a: F.pad(a, (1, 2)) .sum() + F.pad(a[None], (2, 1), mode="reflect")
+                  + F.pad(a, (1, 1), mode="replicate").sum(), [(3, 4)]),
+    "layer-norm": (lambda a, w: F.layer_norm(a, (4,), w), [(3, 4), (4,)]),
+    "batch-norm-training-function": (lambda a, w: F.batch_norm(a, None, None, w,
+                                                               training=True), [(5, 4), (4,)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE29_OPS))
+def test_issue29_functions_compile_exactly(name):
+    fn, shapes = ISSUE29_OPS[name]
+    run_both(op_case(fn, shapes), op_calls(shapes))
+
+
+def test_batchnorm_in_training_runs_eagerly_and_says_why():
+    """Its running statistics are state kept between calls (a new array at each step), which
+    compile recognises: every call is the eager step, with the reason."""
+    make = layer_case(lambda: nn.Sequential(nn.Linear(3, 4, seed=0), nn.BatchNorm1d(4)))
+    compiled = run_both(make, [(x,) for x in batches((5, 3))],
+                        eager_by_design="state kept between calls")
+    assert compiled.calls["replayed"] == 0
+
+
+def test_a_compiled_eval_step_sees_new_running_statistics():
+    """load_state_dict gives the buffers new arrays: a replay must read them, never the old."""
+    def make() -> tuple[list[mg.Tensor], Callable[..., Any], nn.Module]:
+        model = nn.Sequential(nn.Linear(3, 4, seed=0), _eval_batchnorm(nn.BatchNorm1d, 4))
+        params, step = layer_case(lambda: model)()
+        return params, step, model
+    _, eager, model_a = make()
+    _, step_b, model_b = make()
+    compiled = mg.compile(step_b)
+    xs = batches((5, 3))
+    new_stats = {"1.running_mean": np.array([0.5, -0.5, 1.0, 0.0]),
+                 "1.running_var": np.array([2.0, 0.5, 1.0, 3.0])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for k, x in enumerate(xs):
+            if k == 6:
+                for m in (model_a, model_b):
+                    m.load_state_dict(new_stats, strict=False)
+            assert _bits(eager(x)) == _bits(compiled(x)), f"call {k}"
+    assert compiled.calls["replayed"] >= 3, compiled.calls  # replayed before the change
