@@ -32,6 +32,7 @@ from minigrad.course.grading.cli import main  # noqa: E402
 from minigrad.course.grading.lessons import load_lessons, release_changes  # noqa: E402
 from minigrad.course.grading.preflight import _fingerprint, preflight  # noqa: E402
 from minigrad.course.grading.report import read_gradebook  # noqa: E402
+from minigrad.course.grading.results import Issue  # noqa: E402
 from minigrad.course.grading.roster import Roster, read_roster  # noqa: E402
 from minigrad.course.grading.runner import GraderError, GradingOptions, Interrupted  # noqa: E402
 from minigrad.course.grading.secret import fingerprint, load_secret, seed_for  # noqa: E402
@@ -589,3 +590,27 @@ def test_the_grade_extra_installs_everything_the_lessons_import(tmp_path):
     optional = {"charset-normalizer"}
     assert imported - optional <= installed, \
         f"the grade extra lacks {sorted(imported - optional - installed)}"
+
+
+def test_a_regrade_writes_what_a_whole_write_would(tmp_path):
+    """The regrade path reuses the old report's rows and JSON text of everyone else: the files
+    must be exactly what writing the merged gradebook afresh gives."""
+    sys.path.insert(0, str(FIXTURES.parents[1]))
+    from bench.grading_report import gradebook
+
+    from minigrad.course.grading.report import write_report
+    book = gradebook(12)
+    write_report(book, tmp_path / "report")
+    regraded = gradebook(12)
+    mine = [n for n in regraded.notebooks if n.student == "student00007"]
+    for notebook in mine:
+        notebook.graded_at = "2026-12-02T09:00:00+00:00"
+        notebook.exercises[0].status, notebook.exercises[0].points = "passed", 1.0
+        notebook.score = sum(e.points for e in notebook.exercises)
+    again = read_gradebook(tmp_path / "report")
+    again.notebooks[0].issues.append(Issue("duplicate", "changed after it was read"))
+    merged = again.merged(type(book)(lessons=book.lessons, notebooks=mine), ["student00007"])
+    write_report(merged, tmp_path / "report", changed=["student00007", merged.notebooks[0].student])
+    write_report(merged, tmp_path / "fresh")
+    assert _snapshot(tmp_path / "report") == _snapshot(tmp_path / "fresh")
+    assert "2026-12-02T09:00:00" in (tmp_path / "report" / "exercises.csv").read_text()

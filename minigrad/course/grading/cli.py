@@ -100,7 +100,7 @@ def _list_lessons(released: str | None, checks_package: str | None) -> int:
     from .lessons import load_lessons
     lessons = load_lessons(released, checks_package)
     for lesson in sorted(lessons.values(), key=lambda lesson: lesson.number):
-        print(f"{lesson.key} ({lesson.max_points:g} points, release {lesson.digest})")
+        print(f"{lesson.key} ({lesson.max_points:g} points, release {lesson.release})")
         for exercise_id, info in lesson.exercises.items():
             print(f"  {exercise_id:6} {info['points']:>4g}  {info['title']}")
     return 0

@@ -197,8 +197,11 @@ _NOTEBOOKS = '"notebooks": ['
 
 
 def _stamp(notebook: NotebookGrade) -> tuple:
+    """What must be unchanged for a notebook's JSON text, as read, to be written again."""
     return (notebook.student, notebook.path, notebook.lesson, notebook.status, notebook.score,
-            notebook.graded_at, len(notebook.issues), len(notebook.exercises))
+            notebook.graded_at, notebook.release, notebook.late,
+            tuple(i.text for i in notebook.issues),
+            tuple((e.status, e.points, e.message) for e in notebook.exercises))
 
 
 def _raw_json(notebook: NotebookGrade) -> str:
