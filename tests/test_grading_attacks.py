@@ -165,6 +165,9 @@ def test_grader_only_modules_are_masked_in_the_sandbox(tmp_path):
     assert ("--remount-ro", "/dev") in pairs and ("--remount-ro", "/") in pairs
     from minigrad.course.grading import zygote
     assert "minigrad.course.demos" not in zygote.WARM
+    assert not [name for name in zygote.WARM if ".judges" in name]
+    judges = sorted((ROOT / "minigrad" / "course" / "checks" / "judges").glob("lesson*.py"))
+    assert len(judges) == 4 and all(str(j.resolve()) in argv for j in judges)
 
 
 # --- the class of attacks ---------------------------------------------------------------------

@@ -16,9 +16,12 @@ outputs, and forging outputs that pass the judge on probes it has never seen mea
 the exercise.
 
 Order of events: read the job, apply the resource limits, drop to the job's user id (when
-started as root), point file descriptors 1 and 2 at ``/dev/null`` (prints are counted, not
-kept), then run each step with a time limit, send its record, and leave with ``os._exit`` so
-that no ``atexit`` hook of the submission runs.
+started as root) and every capability, install the seccomp filter (:mod:`.seccomp`: no kernel
+keys, no user namespaces), point file descriptors 1 and 2 at ``/dev/null`` (prints are
+counted, not kept), take the snapshot of what records go through (:func:`_snapshot`), then
+run each step with a time limit, send its record with the driver's own serializer (marked
+forged when the notebook replaced any of it), and leave with ``os._exit`` so that no
+``atexit`` hook of the submission runs.
 """
 from __future__ import annotations
 

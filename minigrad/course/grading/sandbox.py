@@ -17,7 +17,10 @@ sandbox and gives each notebook namespaces, a ``/tmp`` and a ``/proc`` of its ow
 * limits on address space (``--memory``, 2 GiB by default), processes, file size, open files
   and CPU time, applied by the driver before any student code runs, after it drops (when
   started as root) to a user id of its own, one per job, so that the process limit counts this
-  notebook's processes only (a limit on root's processes would not be enforced).
+  notebook's processes only (a limit on root's processes would not be enforced); as root, a
+  cgroup per job (:class:`Cgroup`) counts the notebook's memory, processes and CPU as a whole;
+* ``/`` and ``/dev`` read-only, and no grader-only module: the demos' reference
+  implementations and the checks' judges are covered by stand-ins (:func:`masked`).
 
 Where bubblewrap cannot create its namespaces (not installed, or a kernel that forbids
 unprivileged user namespaces), :func:`available` says why and the grader refuses to grade
