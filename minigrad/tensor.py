@@ -662,8 +662,9 @@ class Tensor:
 
     def relu(self) -> "Tensor":
         xp = self._xp
-        y = xp.maximum(self.data, 0)  # backward: g * (y > 0); a product, faster than where()
-        return op(y, (self,), lambda g, y: times_mask(g, y > 0), saved=(y,), name="relu")
+        y = xp.maximum(self.data, 0)  # backward: g * (y != 0); a product, faster than where()
+        # (y >= 0, so y != 0 is PyTorch's "not y <= 0": the gradient passes at a NaN, too)
+        return op(y, (self,), lambda g, y: times_mask(g, y != 0), saved=(y,), name="relu")
 
     def leaky_relu(self, slope: float = 0.01) -> "Tensor":
         if _scalar(slope) is None:
@@ -675,9 +676,10 @@ class Tensor:
                   lambda g, x: xp.where(x > 0, g, slope * g), saved=(x,), name="leaky_relu")
 
     def abs(self) -> "Tensor":
-        """``|x|``; gradient ``sign(x)``, so 0 at 0 (as PyTorch)."""
+        """``|x|``; gradient ``sign(x)``, so 0 at 0 and at NaN (as PyTorch)."""
         xp = self._xp
-        return op(xp.abs(self.data), (self,), lambda g, x: g * xp.sign(x),
+        return op(xp.abs(self.data), (self,),
+                  lambda g, x: g * xp.where(xp.isnan(x), 0.0, xp.sign(x)),
                   saved=(self.data,), name="abs")
 
     __abs__ = abs
@@ -1722,9 +1724,13 @@ def _pick(a: Any, b: Any, kind: str) -> Tensor:
     y = _binary(a, b, kind, fn)
 
     def vjp(g: Array, x: Array, w: Array) -> tuple[Any, ...]:
-        wins = (x > w) if kind == "maximum" else (x < w)
-        share = xp.where(wins, g, xp.where(x == w, 0.5 * g, 0))  # a's share of g
-        return unbroadcast(share, sa), unbroadcast(g - share, sb)
+        # PyTorch's rule: each side gets g unless it lost (half at a tie). A NaN loses to
+        # nothing and beats nothing, so at a NaN both sides get g.
+        a_lost, b_lost = (x < w, x > w) if kind == "maximum" else (x > w, x < w)
+        tie = x == w
+        half = 0.5 * g
+        return (unbroadcast(xp.where(tie, half, xp.where(a_lost, 0.0, g)), sa),
+                unbroadcast(xp.where(tie, half, xp.where(b_lost, 0.0, g)), sb))
 
     return op(y, (a, b), vjp, saved=(a.data, b.data), name=kind)
 

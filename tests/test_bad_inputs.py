@@ -167,6 +167,7 @@ X3 = [1.0, 2.0, 3.0]
 Z = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]  # logits (2, 3)
 P = [[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]]  # class probabilities (2, 3)
 IMAGE = np.ones((1, 1, 4, 4))
+XNAN = [nan, 1.0, -2.0, nan, 3.0]
 
 ROWS = [
     # --- the silent wrong answers ----------------------------------------------------
@@ -346,6 +347,19 @@ ROWS = [
         Raises(TypeError, "leaky_relu: the slope (negative_slope) must be a number; got None")),
     Row("elu_alpha_a_string", lambda L: L.F.elu(L.t(Z), "a"),
         Raises(TypeError, "elu: alpha must be a number; got 'a'")),
+    # NaN: the gradient at a NaN input, as PyTorch's rules give it
+    Row("maximum_gradient_at_nan",
+        lambda L: L.grad_of(lambda x: L.lib.maximum(x, L.t([1.0, nan, 0.0, 2.0, 3.0])), XNAN),
+        Same()),
+    Row("minimum_gradient_at_nan",
+        lambda L: L.grad_of(lambda x: L.lib.minimum(x, L.t([1.0, nan, 0.0, 2.0, 3.0])), XNAN),
+        Same()),
+    Row("relu_gradient_at_nan", lambda L: L.grad_of(lambda x: x.relu(), XNAN + [0.0, -inf]),
+        Same()),
+    Row("abs_gradient_at_nan", lambda L: L.grad_of(lambda x: x.abs(), XNAN + [0.0]), Same()),
+    Row("hardtanh_gradient_at_nan",
+        lambda L: L.grad_of(lambda x: L.F.hardtanh(x), XNAN + [-1.0, 1.0]), Same()),
+    Row("elu_gradient_at_nan", lambda L: L.grad_of(lambda x: L.F.elu(x), XNAN + [0.0]), Same()),
     # wrong dtypes
     Row("linear_on_integers", lambda L: L.F.linear(L.t([[1, 2, 3]], "int64"),
                                                    L.t(np.ones((2, 3)))),
@@ -465,7 +479,25 @@ PINNED: dict[str, Any] = {
                                     'values': [[], [], []]},
  'index_with_an_empty_list_of_rows': {'dtype': 'float64', 'shape': [0, 3], 'values': []},
  'zeros_of_a_numpy_int': {'dtype': 'float64', 'shape': [2], 'values': [0.0, 0.0]},
- 'arange_empty': {'dtype': 'int64', 'shape': [0], 'values': []}}
+ 'arange_empty': {'dtype': 'int64', 'shape': [0], 'values': []},
+ 'maximum_gradient_at_nan': [
+     {'dtype': 'float64', 'shape': [5], 'values': [nan, nan, 0.0, nan, 3.0]},
+     {'dtype': 'float64', 'shape': [5], 'values': [1.0, 1.0, 0.0, 1.0, 0.5]}],
+ 'minimum_gradient_at_nan': [
+     {'dtype': 'float64', 'shape': [5], 'values': [nan, nan, -2.0, nan, 3.0]},
+     {'dtype': 'float64', 'shape': [5], 'values': [1.0, 1.0, 1.0, 1.0, 0.5]}],
+ 'relu_gradient_at_nan': [
+     {'dtype': 'float64', 'shape': [7], 'values': [nan, 1.0, 0.0, nan, 3.0, 0.0, 0.0]},
+     {'dtype': 'float64', 'shape': [7], 'values': [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0]}],
+ 'abs_gradient_at_nan': [
+     {'dtype': 'float64', 'shape': [6], 'values': [nan, 1.0, 2.0, nan, 3.0, 0.0]},
+     {'dtype': 'float64', 'shape': [6], 'values': [0.0, 1.0, -1.0, 0.0, 1.0, 0.0]}],
+ 'hardtanh_gradient_at_nan': [
+     {'dtype': 'float64', 'shape': [7], 'values': [nan, 1.0, -1.0, nan, 1.0, -1.0, 1.0]},
+     {'dtype': 'float64', 'shape': [7], 'values': [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]}],
+ 'elu_gradient_at_nan': [
+     {'dtype': 'float64', 'shape': [6], 'values': [nan, 1.0, -0.8646647167633873, nan, 3.0, 0.0]},
+     {'dtype': 'float64', 'shape': [6], 'values': [1.0, 1.0, 0.1353352832366127, 1.0, 1.0, 1.0]}]}
 
 
 def _each_row(test: Callable[..., None]) -> Callable[..., None]:
