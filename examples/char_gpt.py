@@ -28,7 +28,9 @@ engine); ``--no-compile`` runs it eagerly. Dropout is 0 by default, so every ste
 The text is the Python help topics that ship with CPython, as in ``char_rnn.py`` (the
 ``pydoc_data.topics`` module, PSF License version 2): nothing is downloaded. Every
 ``--eval-every`` steps the loss on held-out text (the last tenth) is measured and a sample is
-printed; ``--plot`` saves both loss curves.
+printed; ``--plot`` saves both loss curves. ``--onnx FILE`` exports the trained model
+(``minigrad.export.onnx``, which this script teaches the GPT: ``onnx_gpt``) for windows of
+``--context`` characters.
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ from tqdm import tqdm
 import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn, optim
+from minigrad.export.onnx import register as register_onnx
 from minigrad.nn.utils import clip_grad_norm_
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -101,6 +104,27 @@ class GPT(nn.Module):
         if self.tie and "head.weight" in state_dict:
             state_dict = {k: v for k, v in state_dict.items() if k != "head.weight"}
         return super().load_state_dict(state_dict, strict)
+
+
+def onnx_gpt(graph: Any, path: str, model: GPT, ids: str, in_shape: tuple[int, ...],
+             out_shape: tuple[int, ...]) -> str:
+    """The GPT's forward in ONNX, for ``minigrad.export.onnx.export(model, ids, path)``: its
+    layers' translations, the blocks with the causal mask (for the example's length T)."""
+    t, c = in_shape[-1], model.tok_emb.embedding_dim
+    shape = tuple(in_shape) + (c,)
+    x = graph.translate("tok_emb", model.tok_emb, ids, in_shape, shape)
+    pos = graph.node("Slice", [graph.initializer(model.pos_emb.weight),
+                               graph.constant_int64("pos_emb.starts", [0]),
+                               graph.constant_int64("pos_emb.ends", [t]),
+                               graph.constant_int64("pos_emb.axes", [0])], "pos_emb")
+    x = graph.node("Add", [x, pos], path)  # (N, T, C)
+    for i, block in enumerate(model.blocks):
+        x = graph.translate(f"blocks.{i}", block, x, shape, shape, causal=True)
+    x = graph.translate("ln_f", model.ln_f, x, shape, shape)
+    return graph.translate("head", model.head, x, shape, out_shape)
+
+
+register_onnx(GPT, onnx_gpt, integer_input=True)
 
 
 def encode(text: str) -> tuple[np.ndarray, list[str]]:
@@ -223,6 +247,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="BLAS threads (these matrices are small: one is usually fastest)")
     parser.add_argument("--plot", metavar="PNG", help="save the loss curves here")
     parser.add_argument("--save", metavar="NPZ", help="save the trained state dict here")
+    parser.add_argument("--onnx", metavar="FILE", help="export the trained model to ONNX here")
     parser.add_argument("--smoke", action="store_true",
                         help="a quick run for CI: 20,000 characters, width 32, context 32, "
                              "120 steps")
@@ -291,6 +316,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.save:
         mg.save(model.state_dict(), args.save)
         print(f"model saved to {args.save}")
+    if args.onnx:
+        from minigrad.export.onnx import export
+        window = np.zeros((1, args.context), dtype=np.int64)
+        export(model, window, args.onnx, input_name="ids", output_name="logits")
+        print(f"ONNX model (ids (batch, {args.context}) -> logits) written to {args.onnx}")
     return {"losses": losses, "final": final, "valid": valid, "samples": samples,
             "vocab": len(chars), "model": model,
             "calls": dict(step.calls) if args.compile else None}

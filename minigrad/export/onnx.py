@@ -34,6 +34,11 @@ minigrad            ONNX
                     input through
 ==================  =====================================================================
 
+The attention layers (``MultiheadAttention`` as self-attention, ``TransformerEncoderLayer``,
+``Embedding``, ``GELU``) are translated in :mod:`minigrad.export.onnx_transformer`; a model with
+its own ``forward`` can be taught with :func:`register` (``examples/char_gpt.py`` registers its
+GPT).
+
 Parameters become the graph's *initializers*, named as in ``model.state_dict()``
 (``"0.weight"``) and stored in the model's dtype (float32 or float64). Any other module is an
 error that names it: a module with its own ``forward()`` can compute anything, and only the
@@ -52,7 +57,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from minigrad import backend, nn
 from minigrad._utils import pair
-from minigrad.export import _walk
+from minigrad.export import _walk, onnx_transformer
 from minigrad.nn.convolution import AdaptiveAvgPool2d, Conv1d
 from minigrad.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from minigrad.tensor import Tensor, no_grad
@@ -60,7 +65,7 @@ from minigrad.tensor import Tensor, no_grad
 if TYPE_CHECKING:  # the real import happens inside export(): onnx is an optional extra
     from onnx import ModelProto
 
-__all__ = ["SUPPORTED_MODULES", "export"]
+__all__ = ["SUPPORTED_MODULES", "export", "register"]
 
 INSTALL_HINT = 'pip install "minigrad-course[onnx]"'
 MIN_OPSET = 11  # Gemm with an optional bias (C) needs opset 11
@@ -134,11 +139,17 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
         raise ValueError(f"export: dynamic_batch=True makes axis 0 the batch, but the example "
                          f"input has shape {x.shape}: one sample, no batch axis. Add one "
                          f"(x.reshape(1, -1)) or pass dynamic_batch=False.")
-    elem_type = _elem_type(x, "the example input", onnx)
-    _check_dtypes(model, x)
+    # token ids in (an Embedding or a model that starts with one): the floats are the model's
+    ids_input = bool(layers) and layers[0][2] in _INTEGER_INPUT
+    if ids_input:
+        elem_type = _ids_elem_type(x, onnx)
+        floats = next(model.parameters())
+    else:
+        elem_type, floats = _elem_type(x, "the example input", onnx), x
+    _check_dtypes(model, floats)
 
     graph = _GraphBuilder(model, onnx, reserved={input_name, output_name})
-    graph.opset, graph.dtype = opset, _dtype_name(x)
+    graph.opset, graph.dtype = opset, _dtype_name(floats)
     value, shape = input_name, tuple(x.shape)
     batch_kept = dynamic_batch  # is axis 0 of the current value still the batch axis?
     was_training = [(m, m.training) for m in model.modules()]
@@ -147,7 +158,7 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
         with no_grad():
             y = x
             for path_, layer, kind in layers:
-                y = layer(y)
+                y = _forward(layer, kind, y)
                 translate = _TRANSLATIONS[kind]
                 value = translate(graph, path_, layer, value, shape, tuple(y.shape))
                 if isinstance(layer, nn.Flatten) and _axis(layer.start_dim, len(shape)) == 0:
@@ -169,7 +180,9 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
     onnx_graph = helper.make_graph(
         graph.nodes, _graph_name(model),
         inputs=[helper.make_tensor_value_info(input_name, elem_type, in_dims)],
-        outputs=[helper.make_tensor_value_info(output_name, elem_type, out_dims)],
+        outputs=[helper.make_tensor_value_info(
+            output_name, _elem_type(floats, "the model", onnx) if ids_input else elem_type,
+            out_dims)],
         initializer=graph.initializers)
     opset_ids = [helper.make_opsetid("", opset)]
     proto = helper.make_model(
@@ -349,8 +362,41 @@ _TRANSLATIONS: dict[type, Translation] = {
     Conv1d: _conv1d, LayerNorm: _layer_norm, BatchNorm1d: _batch_norm, BatchNorm2d: _batch_norm,
     AdaptiveAvgPool2d: _adaptive_avg_pool2d,
 }
+# issue 30: the attention layers (minigrad/export/onnx_transformer.py)
+_TRANSLATIONS.update(onnx_transformer.TRANSLATIONS)
+_INTEGER_INPUT: set[type] = set(onnx_transformer.INTEGER_INPUT)
 #: The module types :func:`export` translates (``Sequential`` holds them).
 SUPPORTED_MODULES: tuple[str, ...] = ("Sequential",) + tuple(t.__name__ for t in _TRANSLATIONS)
+
+
+def register(module_type: type, translate: Translation, integer_input: bool = False) -> None:
+    """Teach :func:`export` a module type of your own (a model with its own ``forward``).
+
+    Parameters
+    ----------
+    module_type : type
+        The ``nn.Module`` subclass (its ``forward`` is what ``translate`` writes in ONNX).
+    translate : callable
+        ``translate(graph, path, module, x, in_shape, out_shape)`` adds the module's operators
+        and returns the name of its output value. ``graph.node(op_type, inputs, path,
+        **attributes)`` adds an operator, ``graph.initializer(parameter)`` names a parameter,
+        ``graph.constant`` / ``graph.constant_int64`` add constants, and
+        ``graph.translate(path, submodule, x, in_shape, out_shape, **options)`` writes a
+        layer the exporter knows (``Linear``, ``LayerNorm``, ``TransformerEncoderLayer``
+        with ``causal=True``, ...). ``examples/char_gpt.py`` registers its GPT this way.
+    integer_input : bool
+        The module reads int64 token ids (the graph's input is then int64).
+    """
+    global SUPPORTED_MODULES
+    if not (isinstance(module_type, type) and issubclass(module_type, nn.Module)):
+        raise TypeError(f"register: module_type must be an nn.Module subclass; got "
+                        f"{module_type!r}")
+    if not callable(translate):
+        raise TypeError(f"register: translate must be callable; got {translate!r}")
+    _TRANSLATIONS[module_type] = translate
+    if integer_input:
+        _INTEGER_INPUT.add(module_type)
+    SUPPORTED_MODULES = ("Sequential",) + tuple(t.__name__ for t in _TRANSLATIONS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -409,6 +455,14 @@ class _GraphBuilder:
                                               [len(values)], values)
         self.initializers.append(tensor)
         return unique
+
+    def translate(self, path: str, module: nn.Module, x: str, in_shape: tuple[int, ...],
+                  out_shape: tuple[int, ...], **options: Any) -> str:
+        """Write ``module`` (a layer export knows) at ``path``; return its output's name."""
+        kind = next((c for c in type(module).__mro__ if c in _TRANSLATIONS), None)
+        if kind is None:
+            raise _no_translation(path, module, None)
+        return _TRANSLATIONS[kind](self, path, module, x, in_shape, out_shape, **options)
 
     def node(self, op_type: str, inputs: list[str], path: str, **attributes: Any) -> str:
         """Add one operator; return the name of its output.
@@ -505,6 +559,24 @@ def _check_arguments(model: Any, input_name: Any, output_name: Any, opset: Any,
                          f"newest this onnx package knows); got {opset!r}")
 
 
+def _forward(layer: nn.Module, kind: type[Any], x: Tensor) -> Any:
+    """What the exported graph computes of ``layer``: a MultiheadAttention attends to its input
+    (query = key = value) and gives its output alone, as ``need_weights=False``."""
+    if isinstance(layer, nn.MultiheadAttention):
+        return layer(x, x, x, need_weights=False)[0]
+    return layer(x)
+
+
+def _ids_elem_type(t: Tensor, onnx: Any) -> int:
+    """INT64 for the token ids an Embedding (or a model starting with one) reads."""
+    if _dtype_name(t) not in ("int64", "int32"):
+        raise TypeError(f"export: the model starts with an embedding, so the example input "
+                        f"must be integer token ids; got dtype {_dtype_name(t)}")
+    if _dtype_name(t) != "int64":
+        raise TypeError("export: pass int64 token ids (the graph's input is int64)")
+    return int(onnx.TensorProto.INT64)
+
+
 def _elem_type(t: Tensor, what: str, onnx: Any) -> int:
     """The ONNX element type of a float32 or float64 tensor."""
     types = {"float32": onnx.TensorProto.FLOAT, "float64": onnx.TensorProto.DOUBLE}
@@ -531,7 +603,7 @@ def _check_dtypes(model: nn.Module, x: Tensor) -> None:
 
 def _check_same_as_model(model: nn.Module, x: Tensor, y: Tensor) -> None:
     """The layers applied one by one must give what ``model(x)`` gives."""
-    expected = model(x)
+    expected = _forward(model, type(model), x)
     same = isinstance(expected, Tensor) and expected.shape == y.shape
     if same:
         a, b, xp = expected.data, y.data, y._xp

@@ -191,14 +191,19 @@ def _layers_of(model: nn.Module) -> list[tuple[str, nn.Module]]:
 def _refusal(path: str, module: nn.Module, base: type[Any] | None) -> UnsupportedModuleError:
     kind = type(module).__name__
     where = f"at '{path}' (model.{path})" if path else "(the model itself)"
+    attention = (nn.MultiheadAttention, nn.TransformerEncoderLayer)
+    hint = (" Attention (MultiheadAttention, TransformerEncoderLayer, and models built on "
+            "them, such as examples/char_gpt.py's GPT) has no C translation: export such a "
+            "model to ONNX instead (minigrad.export.onnx)."
+            if any(isinstance(m, attention) for m in module.modules()) else "")
     if base is not None:
         return UnsupportedModuleError(
             f"codegen: cannot compile the {kind} {where}: it is a subclass of "
             f"{base.__name__} with its own forward(), which the C generator cannot "
-            f"read. It supports {SUPPORTED}.")
+            f"read. It supports {SUPPORTED}.{hint}")
     return UnsupportedModuleError(
         f"codegen: cannot compile the {kind} {where}. The C generator supports {SUPPORTED}; "
-        f"remove the {kind} or replace it with one of those.")
+        f"remove the {kind} or replace it with one of those.{hint}")
 
 
 def _c_ident(text: str) -> str:
