@@ -158,6 +158,8 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     ------
     FileNotFoundError
         If there is no file at ``path``.
+    IsADirectoryError
+        If ``path`` is a folder.
     ValueError
         ``"not a minigrad checkpoint: '<path>': ..."`` if the file is not one (a FIFO or a
         device is refused before anything is read: loading never waits for a writer), is damaged
