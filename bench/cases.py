@@ -32,10 +32,11 @@ class Case:
 
     name: str
     title: str
-    kind: str                      # "mlp" or "lenet"
+    kind: str                      # "mlp", "lenet" or "gpt"
     dtype: str
     batch: int
-    sizes: tuple[int, ...] = ()    # layer widths of an MLP, input first
+    sizes: tuple[int, ...] = ()    # layer widths of an MLP, input first; a GPT's (blocks,
+                                   # width, heads, context)
     lr: float = 0.1
     momentum: float = 0.0
     unit: str = "step"             # what one timing measures: "step" or "epoch"
@@ -60,6 +61,10 @@ CASES: dict[str, Case] = {c.name: c for c in [
          "float32", 64, lr=0.05, momentum=0.9, unit="epoch", repeats=5, min_time=0.0),
     Case("mlp-784-f32", "MLP 784-1024-1024-10, batch 256, float32", "mlp", "float32",
          256, (784, 1024, 1024, 10), lr=0.01, repeats=9),
+    # issue 30: examples/char_gpt.py's GPT (AdamW, no schedule or clipping here), minigrad
+    # eager and compiled against PyTorch; the NumPy loops have no attention (skipped)
+    Case("gpt-2x64-f32", "char-GPT 2 blocks, width 64, context 64, batch 32, float32, AdamW",
+         "gpt", "float32", 32, (2, 64, 4, 64), lr=3e-3, repeats=5, min_time=0.5),
 ]}
 
 # Targets of issues 8 and 17: float32, one BLAS thread for every contender. (case, "numpy" or
@@ -83,6 +88,14 @@ def sgd_step(model: Any, opt: Any, cross_entropy: Any) -> Any:
         opt.step()
         return loss
     return train_step
+
+
+def token_cross_entropy(cross_entropy: Any) -> Any:
+    """The loss of a language model's logits (N, T, V) against the next tokens (N, T): both
+    libraries' ``cross_entropy`` over the N*T positions."""
+    def loss(logits: Any, targets: Any) -> Any:
+        return cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    return loss
 
 
 def as_unit(case: Case, batches: list[Any], train_step: Any) -> Any:
@@ -132,9 +145,33 @@ def _digits_train() -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def char_gpt() -> Any:
+    """examples/char_gpt.py as a module (its GPT, text and batches)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    if "char_gpt" not in sys.modules:
+        path = Path(__file__).resolve().parent.parent / "examples" / "char_gpt.py"
+        spec = importlib.util.spec_from_file_location("char_gpt", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["char_gpt"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["char_gpt"]
+
+
+def _gpt_model(case: Case, vocab: int, seed: int) -> Any:
+    blocks, width, heads, context = case.sizes
+    return char_gpt().GPT(vocab, context, width, heads, blocks, seed=seed, dtype=case.dtype)
+
+
 def make_data(case: Case, seed: int = 0) -> Data:
     """The batches every contender of ``case`` trains on (fixed order, same for all)."""
     rng = np.random.default_rng(seed)
+    if case.kind == "gpt":  # 8 batches of windows of the example's text: ids (B, T) -> next
+        ex = char_gpt()
+        ids, chars = ex.encode(ex.load_text(200_000))
+        feed = ex.batches(ids, case.batch, case.sizes[3], seed)
+        return Data([next(feed) for _ in range(8)], len(chars))
     if case.kind == "lenet":
         X, y = _digits_train()
         classes = 10
@@ -159,9 +196,13 @@ def init_params(case: Case, seed: int = 0) -> list[np.ndarray]:
     """Initial weights in PyTorch's layout and default init: weight (out, in), then bias.
 
     ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for both, as ``torch.nn.Linear`` and ``Conv2d``.
-    Convolution weights are (C_out, C_in, kh, kw).
+    Convolution weights are (C_out, C_in, kh, kw). A GPT's are the example's, in its
+    state dict's order (PyTorch's).
     """
     rng = np.random.default_rng(seed + 1)
+    if case.kind == "gpt":  # the example's own initial weights, in state-dict order
+        vocab = make_data(case, seed).n_classes
+        return [np.asarray(v) for v in _gpt_model(case, vocab, seed).state_dict().values()]
     if case.kind == "lenet":
         shapes = [(6, 1, 5, 5), (16, 6, 5, 5), (120, 400), (84, 120), (10, 84)]
     else:

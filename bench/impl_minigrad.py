@@ -14,7 +14,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn, optim
 
-from .cases import Case, Data, as_unit, sgd_step
+from .cases import Case, Data, _gpt_model, as_unit, sgd_step, token_cross_entropy
 
 __all__ = ["make_step"]
 
@@ -48,11 +48,17 @@ def make_step(case: Case, data: Data, params: list[np.ndarray],
     ``compiled`` wraps the training step in ``minigrad.compile`` (the "minigrad compiled"
     contender): the same step, recorded once and replayed.
     """
-    model = _model(case, params)
-    opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum, fused=fused)
-    batches = [(mg.Tensor(x), y) for x, y in data.batches]
-
-    train_step = sgd_step(model, opt, F.cross_entropy)
+    if case.kind == "gpt":  # the example's GPT and AdamW; ids stay NumPy arrays
+        model = _gpt_model(case, data.n_classes, 0)
+        model.load_state_dict(dict(zip(model.state_dict(), params)))
+        opt = optim.AdamW(model.parameters(), lr=case.lr)
+        batches = list(data.batches)
+        train_step = sgd_step(model, opt, token_cross_entropy(F.cross_entropy))
+    else:
+        model = _model(case, params)
+        opt = optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum, fused=fused)
+        batches = [(mg.Tensor(x), y) for x, y in data.batches]
+        train_step = sgd_step(model, opt, F.cross_entropy)
     if compiled:
         train_step = mg.compile(train_step)  # type: ignore[assignment]
 

@@ -283,4 +283,6 @@ def _lenet(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], obj
 
 def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], object]:
     """One unit of ``case`` (a step, or an epoch for LeNet-5) in hand-tuned NumPy."""
+    if case.kind == "gpt":
+        raise NotImplementedError("the tuned NumPy loop has no attention (no GPT)")
     return _lenet(case, data, params) if case.kind == "lenet" else _mlp(case, data, params)

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cases import Case, Data, as_unit, sgd_step
+from .cases import Case, Data, as_unit, sgd_step, token_cross_entropy
 
 __all__ = ["make_step"]
 
@@ -40,8 +40,20 @@ def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
 
 def make_step(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], object]:
     """One unit of ``case`` (a step, or an epoch for LeNet-5) in PyTorch eager mode."""
+    batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in data.batches]
+    if case.kind == "gpt":  # bench/char_gpt_torch.py's twin of the example's GPT
+        import argparse
+
+        from .char_gpt_torch import torch_gpt
+        from .cases import _gpt_model
+        blocks, width, heads, context = case.sizes
+        ours = _gpt_model(case, data.n_classes, 0)
+        ours.load_state_dict(dict(zip(ours.state_dict(), params)))
+        model = torch_gpt(ours, argparse.Namespace(
+            width=width, heads=heads, layers=blocks, context=context, dropout=0.0, tie=False,
+            dtype=case.dtype))
+        opt = torch.optim.AdamW(model.parameters(), lr=case.lr)
+        return as_unit(case, batches, sgd_step(model, opt, token_cross_entropy(F.cross_entropy)))
     model = _model(case, params)
     opt = torch.optim.SGD(model.parameters(), lr=case.lr, momentum=case.momentum)
-    batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in data.batches]
-
     return as_unit(case, batches, sgd_step(model, opt, F.cross_entropy))
