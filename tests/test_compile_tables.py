@@ -574,6 +574,16 @@ ISSUE29_LAYERS: dict[str, tuple[Make, tuple[int, ...]]] = {
     "maxpool-padding": (layer_case(lambda: nn.Sequential(nn.Conv2d(1, 2, 3, seed=0),
                                                          nn.MaxPool2d(3, 2, padding=1))),
                         (2, 1, 8, 8)),
+    "lstm-bidirectional-2-layers": (layer_case(lambda: nn.LSTM(3, 4, num_layers=2,
+                                                               bidirectional=True, seed=0),
+                                               head=lambda o: o[0][-1] + o[1][1].sum(0).sum()),
+                                    (5, 2, 3)),
+    "gru-bidirectional-batch-first": (layer_case(lambda: nn.GRU(3, 4, bidirectional=True,
+                                                                batch_first=True, seed=0),
+                                                 head=rnn_out), (2, 5, 3)),
+    "lstm-dropout-in-eval": (layer_case(lambda: nn.LSTM(3, 4, num_layers=2, dropout=0.5,
+                                                        seed=0).eval(), head=lstm_last),
+                             (5, 2, 3)),
     "adaptive-avgpool": (layer_case(lambda: nn.Sequential(nn.Conv2d(1, 2, 3, seed=0),
                                                           nn.AdaptiveAvgPool2d((2, 3)),
                                                           nn.Flatten(),
@@ -644,6 +654,16 @@ def test_batchnorm_in_training_runs_eagerly_and_says_why():
     make = layer_case(lambda: nn.Sequential(nn.Linear(3, 4, seed=0), nn.BatchNorm1d(4)))
     compiled = run_both(make, [(x,) for x in batches((5, 3))],
                         eager_by_design="state kept between calls")
+    assert compiled.calls["replayed"] == 0
+
+
+def test_recurrent_dropout_in_training_runs_eagerly_and_says_why():
+    make = layer_case(lambda: nn.GRU(3, 4, num_layers=2, dropout=0.5, seed=0), head=lstm_last)
+    params, step = make()
+    compiled = mg.compile(step)
+    with pytest.warns(CompileWarning, match="random numbers"):
+        for x in batches((5, 2, 3)):
+            compiled(x)
     assert compiled.calls["replayed"] == 0
 
 

@@ -313,6 +313,38 @@ def test_dropout_is_the_layers_rule_from_an_explicit_generator():
     assert np.array_equal(F.dropout(x, 0.3, seed=4).data, F.dropout(x, 0.3, seed=4).data)
 
 
+def test_recurrent_dropout_between_layers_only_in_training():
+    x = mg.tensor(_values(5, 2, 3))
+    plain = nn.LSTM(3, 4, num_layers=2, seed=0)
+    dropped = nn.LSTM(3, 4, num_layers=2, dropout=0.5, seed=0)
+    again = nn.LSTM(3, 4, num_layers=2, dropout=0.5, seed=0)
+    out, _ = dropped(x)
+    assert not np.allclose(out.data, plain(x)[0].data)  # the first layer's output was dropped
+    assert np.array_equal(out.data, again(x)[0].data)  # the masks come from the seed
+    dropped.eval()
+    assert np.array_equal(dropped(x)[0].data, plain(x)[0].data)  # eval(): no dropout
+    with pytest.warns(UserWarning, match="num_layers greater than 1"):
+        nn.GRU(3, 4, dropout=0.5, seed=0)
+    with pytest.raises(ValueError, match="dropout should be a number in range"):
+        nn.RNN(3, 4, num_layers=2, dropout=1.5)
+
+
+def test_bidirectional_output_is_forward_then_reverse():
+    x = mg.tensor(_values(5, 2, 3))
+    both = nn.GRU(3, 4, bidirectional=True, seed=0)
+    forward = nn.GRU(3, 4, seed=1)
+    forward.load_state_dict({k: v for k, v in both.state_dict().items() if "reverse" not in k})
+    out, h_n = both(x)
+    assert out.shape == (5, 2, 8) and h_n.shape == (2, 2, 4)
+    assert np.allclose(out.data[..., :4], forward(x)[0].data)
+    backward = nn.GRU(3, 4, seed=2)
+    backward.load_state_dict({k.replace("_reverse", ""): v for k, v in both.state_dict().items()
+                              if "reverse" in k})
+    reversed_out, _ = backward(mg.flip(x, 0))
+    assert np.allclose(out.data[..., 4:], mg.flip(reversed_out, 0).data)
+    assert np.allclose(h_n.data[1], reversed_out.data[-1])
+
+
 # --- 5. bad arguments: clear errors -----------------------------------------------------------
 
 X = mg.tensor(_values(2, 3, 4))

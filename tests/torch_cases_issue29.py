@@ -22,6 +22,8 @@ IMG = [[[[float((c * 7 + h * 5 + w * 3) % 11) - 5.0 for w in range(7)] for h in 
         for c in range(2)]]  # (1, 2, 5, 7)
 SEQ = [[[float((n * 5 + c * 3 + t * 7) % 9) - 4.0 for t in range(9)] for c in range(4)]
        for n in range(2)]  # (2, 4, 9)
+XSEQ = [[[float((t * 5 + n * 3 + c * 7) % 9) / 4 - 1.0 for c in range(3)] for n in range(2)]
+        for t in range(4)]  # (L=4, N=2, 3)
 BN3 = [[[float((n * 3 + c * 5 + t) % 7) - 3.0 for t in range(4)] for c in range(3)]
        for n in range(2)]  # (2, 3, 4)
 BN4 = [[[[float((n * 2 + c * 5 + h * 3 + w) % 7) - 3.0 for w in range(3)] for h in range(2)]
@@ -52,6 +54,27 @@ def _bn_module(lib, x, cls, steps=2, **options):
     stats = tuple(t for t in (m.running_mean, m.running_var, m.num_batches_tracked)
                   if t is not None)
     return (out,) + stats
+
+
+def _rnn(lib, x, h, cls, **options):
+    """A recurrent layer of ``cls`` given fixed irregular weights (the same state dict on
+    both libraries, keys and shapes PyTorch's), run on ``x`` from the state ``h``."""
+    m = _like(lib, getattr(lib.nn, cls)(x.shape[-1], 3, **options), x)
+    state = {}
+    for k, (name, p) in enumerate(m.named_parameters()):
+        n = math.prod(p.shape)
+        values = [0.4 * math.sin(1.7 * i + k) for i in range(n)]
+        if lib.__name__ == "torch":
+            state[name] = lib.tensor(values, dtype=x.dtype).reshape(tuple(p.shape))
+        else:  # plain lists: load_state_dict converts them to the parameters' arrays
+            state[name] = [values[i:i + p.shape[-1]] for i in range(0, n, p.shape[-1])] \
+                if len(p.shape) == 2 else values
+    m.load_state_dict(state)
+    if cls == "LSTM":
+        out, (h_n, c_n) = m(x, (h, h * 0.5))
+        return out, h_n, c_n
+    out, h_n = m(x, h)
+    return out, h_n
 
 
 def _loaded(module, **state):
@@ -215,6 +238,21 @@ def make_cases() -> list:
             pos_weight=pw, reduction="sum")(z, t),
             [x64([[0.5, -2.0], [3.0, 0.0]]), x64([[1.0, 0.0], [1.0, 1.0]], grad=False),
              x64([2.0, 0.5], grad=False)]),
+        # --- bidirectional recurrent layers ----------------------------------------------------
+        Case("lstm_bidirectional_2_layers", lambda lib, F, x, h: _rnn(
+            lib, x, h, "LSTM", num_layers=2, bidirectional=True),
+            [x64(XSEQ), x64([[[0.1 * (i - j - n) for i in range(3)] for n in range(2)]
+                             for j in range(4)])]),
+        Case("gru_bidirectional_batch_first", lambda lib, F, x, h: _rnn(
+            lib, x, h, "GRU", bidirectional=True, batch_first=True),
+            [x64([[XSEQ[t][n] for t in range(4)] for n in range(2)]),
+             x64([[[0.2, -0.1, 0.0]] * 2, [[0.0, 0.3, -0.2]] * 2])]),
+        Case("rnn_relu_bidirectional_unbatched", lambda lib, F, x, h: _rnn(
+            lib, x, h, "RNN", nonlinearity="relu", bidirectional=True, num_layers=2),
+            [x64([XSEQ[t][0] for t in range(4)]), x64([[0.1, 0.0, -0.1]] * 4)]),
+        Case("lstm_wrong_state_shape_bidirectional", lambda lib, F, x, h: _rnn(
+            lib, x, h, "LSTM", bidirectional=True), [x64(XSEQ), x64([[[0.0] * 3] * 2])],
+            raises=True, match="expected h_0 of shape"),
         # --- convolution and pooling -------------------------------------------------------------
         Case("conv1d_everything", lambda lib, F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1,
                                                                    dilation=2, groups=2),
@@ -283,6 +321,16 @@ STATE_DICTS: dict[str, tuple[str, list[tuple[str, list[int], str]], str]] = {
                             [("weight", [3], "float")], "CrossEntropyLoss()"),
     "bce_logits_pos_weight": ("nn.BCEWithLogitsLoss(pos_weight=tensor([2.0, 0.5]))",
                               [("pos_weight", [2], "float")], "BCEWithLogitsLoss()"),
+    "lstm_bidirectional": ("nn.LSTM(3, 2, num_layers=2, bidirectional=True)", [
+        (f"{kind}_l{k}{sfx}", shape, "float") for k in range(2) for sfx in ("", "_reverse")
+        for kind, shape in (("weight_ih", [8, 3 if k == 0 else 4]), ("weight_hh", [8, 2]),
+                            ("bias_ih", [8]), ("bias_hh", [8]))],
+        "LSTM(3, 2, num_layers=2, bidirectional=True)"),
+    "gru_dropout": ("nn.GRU(3, 2, num_layers=2, dropout=0.25)", [
+        (f"{kind}_l{k}", shape, "float") for k in range(2)
+        for kind, shape in (("weight_ih", [6, 3 if k == 0 else 2]), ("weight_hh", [6, 2]),
+                            ("bias_ih", [6]), ("bias_hh", [6]))],
+        "GRU(3, 2, num_layers=2, dropout=0.25)"),
     "sequential_mixed": ("nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3, affine=False), "
                          "nn.Linear(3, 2))", [
                              ("0.weight", [3, 2], "float"), ("0.bias", [3], "float"),

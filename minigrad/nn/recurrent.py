@@ -45,10 +45,12 @@ The weights and their transposes are saved once for the whole sequence, not once
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..tensor import Tensor, stack
+from ..random_ops import dropout as _dropout
+from ..tensor import Tensor, cat, stack
 from .modules import Module, _generator, _uniform_parameter
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"]
@@ -296,9 +298,12 @@ class GRUCell(_CellBase):
 
 class _RNNBase(Module):
     _mode = ""
+    dropout: float = 0.0  # class defaults, as Module.training
+    bidirectional: bool = False
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, *, rng: Any = None,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, *, rng: Any = None,
                  seed: int | None = None, dtype: Any = "float64",
                  device: str | None = None) -> None:
         # LSTM's and GRU's signature (they inherit it); RNN's adds nonlinearity.
@@ -306,33 +311,56 @@ class _RNNBase(Module):
         layer = type(self).__name__
         _check_sizes(layer, input_size=input_size, hidden_size=hidden_size,
                      num_layers=num_layers)
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
+                not 0 <= dropout <= 1:
+            raise ValueError(f"{layer}: dropout should be a number in range [0, 1] "
+                             f"representing the probability of an element being zeroed; got "
+                             f"{dropout!r}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"{layer}: dropout option adds dropout after all but last recurrent "
+                          f"layer, so non-zero dropout expects num_layers greater than 1, but "
+                          f"got dropout={dropout} and num_layers={num_layers}", UserWarning,
+                          stacklevel=2)
         rng = _generator(layer, rng, seed)
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first = bias, batch_first
+        self.dropout, self.bidirectional = float(dropout), bool(bidirectional)
+        directions = 2 if bidirectional else 1
         rows = _GATES[self._mode] * hidden_size
         bound = 1.0 / math.sqrt(hidden_size)
-        # Set in PyTorch's order, so named_parameters() and state_dict() list them as it does.
+        # Set in PyTorch's order, so named_parameters() and state_dict() list them as it does:
+        # layer by layer, the forward direction, then the reverse one ("_reverse").
         for k in range(num_layers):
-            n_in = input_size if k == 0 else hidden_size
-            setattr(self, f"weight_ih_l{k}", _uniform_parameter(rng, bound, (rows, n_in), dtype,
-                                                                device))
-            setattr(self, f"weight_hh_l{k}", _uniform_parameter(rng, bound, (rows, hidden_size),
-                                                                dtype, device))
-            if bias:
-                setattr(self, f"bias_ih_l{k}", _uniform_parameter(rng, bound, (rows,), dtype,
-                                                                  device))
-                setattr(self, f"bias_hh_l{k}", _uniform_parameter(rng, bound, (rows,), dtype,
-                                                                  device))
+            n_in = input_size if k == 0 else hidden_size * directions
+            for sfx in ("", "_reverse")[:directions]:
+                setattr(self, f"weight_ih_l{k}{sfx}",
+                        _uniform_parameter(rng, bound, (rows, n_in), dtype, device))
+                setattr(self, f"weight_hh_l{k}{sfx}",
+                        _uniform_parameter(rng, bound, (rows, hidden_size), dtype, device))
+                if bias:
+                    setattr(self, f"bias_ih_l{k}{sfx}",
+                            _uniform_parameter(rng, bound, (rows,), dtype, device))
+                    setattr(self, f"bias_hh_l{k}{sfx}",
+                            _uniform_parameter(rng, bound, (rows,), dtype, device))
+        # the dropout masks between layers (training only) are drawn from the same generator,
+        # after the initial values
+        self._dropout_rng = rng
 
-    def _weight(self, kind: str, k: int) -> Tensor:
-        """``weight_ih_l{k}`` (kind "ih") or ``weight_hh_l{k}`` (kind "hh")."""
-        return getattr(self, f"weight_{kind}_l{k}")
+    @property
+    def _directions(self) -> int:
+        return 2 if self.bidirectional else 1
 
-    def _layer_weights(self, k: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    def _weight(self, kind: str, k: int, sfx: str = "") -> Tensor:
+        """``weight_ih_l{k}`` (kind "ih") or ``weight_hh_l{k}`` (kind "hh"); ``sfx``
+        ``"_reverse"`` for the reverse direction."""
+        return getattr(self, f"weight_{kind}_l{k}{sfx}")
+
+    def _layer_weights(self, k: int, sfx: str = ""
+                       ) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         """Layer ``k``'s weights, transposed once for the whole sequence, and biases."""
-        b_ih = getattr(self, f"bias_ih_l{k}") if self.bias else None
-        b_hh = getattr(self, f"bias_hh_l{k}") if self.bias else None
-        return self._weight("ih", k).T, self._weight("hh", k).T, b_ih, b_hh
+        b_ih = getattr(self, f"bias_ih_l{k}{sfx}") if self.bias else None
+        b_hh = getattr(self, f"bias_hh_l{k}{sfx}") if self.bias else None
+        return self._weight("ih", k, sfx).T, self._weight("hh", k, sfx).T, b_ih, b_hh
 
     def _input(self, x: Any) -> tuple[list[Tensor], bool]:
         """The input cut into its steps, each (N, input_size), and whether it had no batch axis."""
@@ -357,18 +385,20 @@ class _RNNBase(Module):
                what: str) -> list[Tensor]:
         """The initial state as one (N, H) tensor per layer (zeros when not given)."""
         layer = type(self).__name__
-        expected = (self.num_layers, batch, self.hidden_size)
+        n = self.num_layers * self._directions
+        expected = (n, batch, self.hidden_size)
         if h is None:
-            return [_zeros(like, expected[1:]) for _ in range(self.num_layers)]
+            return [_zeros(like, expected[1:]) for _ in range(n)]
         h = _as_tensor(h)
         if unbatched and h.ndim == 2:
-            h = h.reshape(self.num_layers, 1, self.hidden_size)
+            h = h.reshape(n, 1, self.hidden_size)
         if h.shape != expected:
-            shown = (self.num_layers, self.hidden_size) if unbatched else expected
-            raise ValueError(f"{layer}: expected {what} of shape {shown} (num_layers, "
+            shown = (n, self.hidden_size) if unbatched else expected
+            d = " * 2 (bidirectional)" if self._directions == 2 else ""
+            raise ValueError(f"{layer}: expected {what} of shape {shown} (num_layers{d}, "
                              f"{'' if unbatched else 'N, '}hidden_size); got {h.shape}")
         _check_dtype(layer, what, h, self._weight("ih", 0))
-        return [h[k] for k in range(self.num_layers)]
+        return [h[k] for k in range(n)]
 
     def _output(self, steps: list[Tensor], unbatched: bool) -> Tensor:
         axis = 1 if self.batch_first and not unbatched else 0
@@ -376,8 +406,8 @@ class _RNNBase(Module):
         return out.reshape(out.shape[0], -1) if unbatched else out
 
     def _final(self, states: list[Tensor], unbatched: bool) -> Tensor:
-        h = stack(states, axis=0)  # (num_layers, N, H)
-        return h.reshape(self.num_layers, -1) if unbatched else h
+        h = stack(states, axis=0)  # (num_layers * directions, N, H)
+        return h.reshape(len(states), -1) if unbatched else h
 
     def _run(self, x: Any, initial: list[Any], step: Callable[..., tuple[Tensor, ...]]
              ) -> tuple[Tensor, list[Tensor]]:
@@ -392,16 +422,26 @@ class _RNNBase(Module):
         carried = [self._state(s, first.shape[0], unbatched, first, name)
                    for s, name in zip(initial, ("h_0", "c_0"))]
         finals: list[list[Tensor]] = [[] for _ in initial]
+        directions = self._directions
         for k in range(self.num_layers):
-            weights = self._layer_weights(k)
-            states = tuple(s[k] for s in carried)
-            outputs = []
-            for x_t in inputs:  # backpropagation through time walks this loop backwards
-                states = step(x_t, states, weights)
-                outputs.append(states[0])
-            for final, s in zip(finals, states):
-                final.append(s)
-            inputs = outputs  # the next layer reads this layer's hidden states
+            per_direction = []
+            for d, sfx in enumerate(("", "_reverse")[:directions]):
+                weights = self._layer_weights(k, sfx)
+                states = tuple(s[k * directions + d] for s in carried)
+                outputs = []
+                # the reverse direction reads the sequence from its end
+                for x_t in (inputs if d == 0 else inputs[::-1]):
+                    states = step(x_t, states, weights)  # BPTT walks this loop backwards
+                    outputs.append(states[0])
+                per_direction.append(outputs if d == 0 else outputs[::-1])
+                for final, s in zip(finals, states):
+                    final.append(s)
+            # the next layer reads this layer's hidden states (both directions side by side)
+            inputs = per_direction[0] if directions == 1 else \
+                [cat([f, b], axis=-1) for f, b in zip(*per_direction)]
+            if self.training and self.dropout and k < self.num_layers - 1:
+                inputs = [_dropout(x_t, self.dropout, generator=self._dropout_rng)
+                          for x_t in inputs]
         return self._output(inputs, unbatched), [self._final(f, unbatched) for f in finals]
 
     def extra_repr(self) -> str:
@@ -412,6 +452,10 @@ class _RNNBase(Module):
             s += ", bias=False"
         if self.batch_first:
             s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self._directions == 2:
+            s += ", bidirectional=True"
         return s
 
 
@@ -426,6 +470,12 @@ _LAYER_PARAMETERS = """Parameters
     batch_first : bool
         Input and output as (N, L, features) instead of (L, N, features). The states
         ``h_0``, ``h_n`` are (num_layers, N, H) either way, as in PyTorch.
+    dropout : float
+        In training, dropout with this probability on the outputs of every layer but the
+        last (the masks drawn from ``rng`` or ``seed``'s generator, after the weights).
+    bidirectional : bool
+        Each layer also runs from the sequence's end (parameters ``..._reverse``); outputs
+        are (L, N, 2H), forward then reverse, and the states (2 * num_layers, N, H).
     rng, seed : numpy Generator or int, optional
         Draw the initial values in the order of ``named_parameters()``, each uniform in
         ``(-1/sqrt(H), 1/sqrt(H))`` (PyTorch's default).
@@ -435,7 +485,7 @@ _LAYER_PARAMETERS = """Parameters
         ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
 
     A sequence without a batch axis, (L, input_size), is accepted too, with states
-    (num_layers, H). Dropout between layers and bidirectional layers are not implemented.
+    (num_layers, H).
 """
 
 
@@ -461,15 +511,16 @@ class RNN(_RNNBase):
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False, *,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, *,
                  rng: Any = None, seed: int | None = None, dtype: Any = "float64",
                  device: str | None = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
         self._mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, rng=rng,
-                         seed=seed, dtype=dtype, device=device)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, rng=rng, seed=seed, dtype=dtype, device=device)
 
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
         act = self.nonlinearity
