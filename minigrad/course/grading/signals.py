@@ -55,7 +55,8 @@ def _private_names(checks_module: str) -> set[str]:
         module = importlib.import_module(checks_module)
     except ImportError:
         return set()
-    return {name for name in vars(module) if name.startswith("_") and not name.startswith("__")
+    names = set(vars(module)) | set(getattr(module, "_JUDGED", ()))   # the judges' too
+    return {name for name in names if name.startswith("_") and not name.startswith("__")
             and len(name) > 3} | {name for name in ("ReferenceTensor",) if hasattr(module, name)}
 
 

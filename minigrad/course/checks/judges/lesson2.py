@@ -10,9 +10,63 @@ from typing import Any, Callable, Sequence  # noqa: F401
 
 from minigrad.course.checks.lesson2 import (  # noqa: F401 - what the judges share with the runs
     Any, CheckFailed, Sequence, _OVERFLOW, _axis, _ce_case,
-    _floats, _ints, _log_softmax, _matmul_case, _moves_case, _ref_unbroadcast,
+    _floats, _ints, _matmul_case, _moves_case, _ref_unbroadcast,
     _sum_case, _unbroadcast_cases, assert_close, fail, judged_cases, np,
     received, show, value_at)
+from minigrad.tensor import Tensor, op
+
+
+# Reference versions of the lesson's operations: what the demos fall back to
+# (minigrad.course.demos reads _REFERENCES).
+
+
+def _r_matmul(a: Tensor, b: Tensor) -> Tensor:
+    return op(a.data @ b.data, (a, b), lambda g, x, w: (g @ w.T, x.T @ g),
+              saved=(a.data, b.data), name="matmul")
+
+
+def _r_sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    shape = x.shape
+
+    def vjp(g: np.ndarray) -> np.ndarray:
+        if axis is not None and not keepdims:
+            g = np.expand_dims(g, axis)
+        return np.broadcast_to(g, shape)
+    return op(np.sum(x.data, axis=axis, keepdims=keepdims), (x,), vjp, name="sum")
+
+
+def _r_reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+    old = x.shape
+    return op(np.reshape(x.data, shape), (x,), lambda g: np.reshape(g, old), name="reshape")
+
+
+def _r_transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
+    axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(axes)
+    inverse = tuple(np.argsort(axes))
+    return op(np.transpose(x.data, axes), (x,), lambda g: np.transpose(g, inverse),
+              name="transpose")
+
+
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    s = z - z.max(axis=1, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+
+
+def _r_cross_entropy(logits: Tensor, targets: Any) -> Tensor:
+    z, t = logits.data, np.asarray(targets)
+    n = z.shape[0]
+    log_p = _log_softmax(z)
+    onehot = np.zeros_like(z)
+    onehot[np.arange(n), t] = 1.0
+    return op(-(log_p * onehot).sum() / n, (logits,),
+              lambda g, log_p, onehot: g * (np.exp(log_p) - onehot) / n,
+              saved=(log_p, onehot), name="cross_entropy")
+
+
+_REFERENCES = {"matmul": _r_matmul, "sum": _r_sum, "reshape": _r_reshape,
+               "transpose": _r_transpose, "unbroadcast": _ref_unbroadcast,
+               "cross_entropy": _r_cross_entropy}
+
 
 
 def _forward(got: Any, want: np.ndarray, case: str, cause: str) -> None:
