@@ -105,6 +105,11 @@ def test_a_mixed_export_names_every_student_and_lists_the_rest(tmp_path):
     assert all("no student part" in u.why for u in found.unattributed)
     # nobody is named after the folder the export sits in
     assert "subs" not in {s.student for s in found.submissions}
+    # an LMS export kept in a folder per lesson: the names still tell the students apart
+    for name in ["doejane_12345_67891_x.ipynb", "roesmith_23456_78902_x.ipynb"]:
+        toy.write(toy.solution(), tmp_path / "by_lesson" / "lesson9" / name)
+    assert [s.student for s in scan([tmp_path / "by_lesson"]).submissions] == [
+        "doejane_12345", "roesmith_23456"]
     # a folder whose notebooks all lack a student part is that student's
     toy.write(toy.solution(), tmp_path / "alice" / "09_toy.ipynb")
     assert [s.student for s in scan([tmp_path / "alice"]).submissions] == ["alice"]

@@ -2,10 +2,8 @@
 
 Who handed a notebook in (the first that applies):
 
-* ``submissions/<student>/.../<anything>.ipynb`` -- one folder per student (recommended): the
-  first folder under the one given on the command line names the student (a Moodle folder,
-  ``Jane Doe_123_assignsubmission_file_``, names Jane Doe);
-* a learning-management system's file name, whatever follows it:
+* a learning-management system's file name, whatever follows it (in any folder, so that
+  ``submissions/lesson1/<a Canvas export>`` is not graded as one student called lesson1):
 
   - Canvas ``lastfirst_[LATE_]ID_FILEID_name``: the login-like name and the user id
     (``doejane_12345``); ``LATE`` sets the notebook's late mark;
@@ -13,6 +11,9 @@ Who handed a notebook in (the first that applies):
   - Moodle ``Full Name_NNN_assignsubmission_file_name``: the full name (NNN is a participant id
     of one assignment, different in every lesson, so it never names the student);
 
+* ``submissions/<student>/.../<anything>.ipynb`` -- one folder per student (recommended): the
+  first folder under the one given on the command line names the student (a Moodle folder,
+  ``Jane Doe_123_assignsubmission_file_``, names Jane Doe);
 * ``submissions/<student>_<NN>_<anything>.ipynb``: the part before the lesson number;
 * a notebook given directly: the folder it is in. A folder given whose notebooks all lack a
   student part (and that has no student folders) is one student's, named after the folder.
@@ -222,10 +223,10 @@ def scan(paths: Sequence[str | os.PathLike[str]], students: Iterable[str] | None
                     folder_parts = parse_name(rel.parts[0])
                     student = folder_parts.student if folder_parts.source in (
                         "moodle", "canvas", "blackboard") else rel.parts[0]
-                    parts = parse_name(path.name)
+                    parts = parse_name(path.name)   # an LMS name wins over the folder
                     if parts.source not in ("canvas", "blackboard", "moodle"):
                         parts = NameParts(student, "folder", path.name)
-                    sub = _from_name(path, parts, student)
+                    sub = _from_name(path, parts)
                 elif (parts := parse_name(path.name)).student is not None:
                     sub = _from_name(path, parts)
                 elif one_student:
