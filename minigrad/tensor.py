@@ -502,7 +502,8 @@ class Tensor:
         """``floor(a / b)``. No gradient: a step function (PyTorch does not differentiate it).
 
         Integers divided by an integer 0 raise ``ZeroDivisionError``, as PyTorch (NumPy would
-        give 0); floats give ``inf`` or NaN."""
+        give 0); floats give ``inf`` or NaN. On a GPU the divisor is not read (that would wait
+        for the device): there an integer 0 divisor gives CuPy's answer, 0."""
         a, b = _operands(self, other)
         _check_divisor(a, b, "floordiv")
         return Tensor(_binary(a, b, "floordiv", lambda x, y: x // y))
