@@ -6,10 +6,12 @@ From the command line::
 
 From Python::
 
-    from minigrad.course.grading import grade, write_report, summary
-    book = grade(["submissions/"], jobs=4)
-    write_report(book, "grading-report")
+    from minigrad.course.grading import grade_class, summary
+    book = grade_class(["submissions/"], "grading-report", jobs=4)   # journal, merge, report
     print(summary(book))
+
+(``grade`` and ``write_report`` are the two halves, without the journal and the checks that
+a run never drops rows of an existing report: :mod:`.batch`.)
 
 Each notebook runs in its own sandbox (:mod:`.sandbox`, bubblewrap) as the *released* lesson
 with the student's exercise cells put in place; the checks' expected values are computed and
