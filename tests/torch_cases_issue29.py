@@ -104,7 +104,7 @@ def make_cases() -> list:
              match="at least as many"),
         Case("flip_both", lambda lib, F, x: lib.flip(x, (0, 1)), [x64(A34)]),
         Case("flip_method_last", lambda lib, F, x: x.flip(-1), [x64(A34)]),
-        # --- sort -----------------------------------------------------------------------------------
+        # --- sort ---------------------------------------------------------------------------------
         Case("sort_ascending_ties_nan_inf", lambda lib, F, x: lib.sort(x, dim=1),
              [x64(TIES)], torch_fn=lambda lib, F, x: lib.sort(x, dim=1, stable=True)),
         Case("sort_descending_ties_nan_inf", lambda lib, F, x: x.sort(dim=1, descending=True),
@@ -130,7 +130,7 @@ def make_cases() -> list:
              [x64(A34, grad=False)]),
         Case("any_all_bool", lambda lib, F, m: (m.any(), m.all(), lib.all(m, dim=1)),
              [boolean([[True, False], [True, True]])]),
-        # --- softmax methods, einsum -----------------------------------------------------------------
+        # --- softmax methods, einsum --------------------------------------------------------------
         Case("softmax_method", lambda lib, F, x: x.softmax(dim=1), [x64(A34)]),
         Case("log_softmax_method", lambda lib, F, x: x.log_softmax(dim=0), [x64(A34)]),
         Case("einsum_matmul", lambda lib, F, a, b: lib.einsum("ij,jk->ik", a, b),
@@ -145,7 +145,7 @@ def make_cases() -> list:
              [x64(B43), x64(B43)]),
         Case("einsum_wrong_operand_count", lambda lib, F, a: lib.einsum("ij,jk->ik", a),
              [x64(A34)], raises=True, match="operands"),
-        # --- pad -----------------------------------------------------------------------------------
+        # --- pad ----------------------------------------------------------------------------------
         Case("pad_constant", lambda lib, F, x: F.pad(x, (1, 2)), [x64(A34)]),
         Case("pad_constant_value_two_axes", lambda lib, F, x: F.pad(x, (1, 0, 2, 1), value=-1.5),
              [x64(A34)]),
@@ -186,7 +186,7 @@ def make_cases() -> list:
         Case("batch_norm_one_value_per_channel", lambda lib, F, x: F.batch_norm(
             x, None, None, training=True), [x64([[1.0, 2.0, 3.0]])], raises=True,
             match="more than 1 value per channel"),
-        # --- the normalization modules --------------------------------------------------------------
+        # --- the normalization modules ------------------------------------------------------------
         Case("layernorm_module", lambda lib, F, x: _like(lib, lib.nn.LayerNorm(3), x)(x),
              [x64(B43)]),
         Case("layernorm_module_loaded", lambda lib, F, x, w, b: _loaded(
@@ -256,8 +256,10 @@ def make_cases() -> list:
         # --- convolution and pooling -------------------------------------------------------------
         Case("conv1d_everything", lambda lib, F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1,
                                                                    dilation=2, groups=2),
-             [x64(SEQ), x64([[[1.0, -1.0, 0.5], [0.0, 2.0, 1.0]], [[-1.0, 0.5, 0.0], [1.0, 1.0, -2.0]],
-                             [[0.5, 0.0, 1.0], [2.0, -1.0, 0.0]], [[0.0, 0.0, 1.5], [-0.5, 1.0, 1.0]]]),
+             [x64(SEQ), x64([[[1.0, -1.0, 0.5], [0.0, 2.0, 1.0]],
+                             [[-1.0, 0.5, 0.0], [1.0, 1.0, -2.0]],
+                             [[0.5, 0.0, 1.0], [2.0, -1.0, 0.0]],
+                             [[0.0, 0.0, 1.5], [-0.5, 1.0, 1.0]]]),
               x64([0.5, -1.0, 0.0, 2.0])]),
         Case("conv1d_module_loaded", lambda lib, F, x, w, b: _loaded(
             _like(lib, lib.nn.Conv1d(4, 2, 2, padding=1), x), weight=w, bias=b)(x),
