@@ -136,6 +136,31 @@ def test_buffers_are_state_not_parameters():
     assert int(bn.num_batches_tracked.item()) == 1
 
 
+def test_register_buffer_as_pytorch():
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(2, 2, seed=0)
+            self.register_buffer("kept", mg.tensor([1.0, 2.0]))
+            self.register_buffer("scratch", mg.tensor([3.0]), persistent=False)
+            self.register_buffer("nothing", None)
+
+    m = M()
+    assert list(m.state_dict()) == ["kept", "fc.weight", "fc.bias"]
+    assert [n for n, _ in m.named_buffers()] == ["kept", "scratch"]
+    m.to(dtype="float32")
+    assert m.scratch.dtype == np.float32  # moved and converted, though not saved
+    m.load_state_dict({"kept": np.zeros(2), "fc.weight": np.eye(2), "fc.bias": np.zeros(2)})
+    with pytest.raises(RuntimeError, match="unexpected keys.*'scratch'"):
+        m.load_state_dict({**m.state_dict(), "scratch": np.zeros(1)})
+    with pytest.raises(KeyError, match="already exists"):
+        m.register_buffer("fc", mg.tensor([1.0]))
+    with pytest.raises(KeyError, match='"."'):
+        m.register_buffer("a.b", mg.tensor([1.0]))
+    with pytest.raises(TypeError, match="should be a string"):
+        m.register_buffer(3, mg.tensor([1.0]))
+
+
 def test_train_normalizes_with_the_batch_and_eval_with_the_running_statistics():
     bn = nn.BatchNorm1d(2, momentum=0.5)
     x = mg.tensor([[1.0, 10.0], [3.0, 30.0], [5.0, 20.0]])

@@ -66,6 +66,7 @@ class Module:
 
     training: bool = True  # class defaults, so a subclass works even without super().__init__()
     _buffer_names: tuple[str, ...] = ()
+    _non_persistent: tuple[str, ...] = ()  # buffers left out of the state dict
 
     def __init__(self) -> None:
         self.training = True
@@ -128,15 +129,26 @@ class Module:
         """Every parameter, each once: what an optimizer is given."""
         return (p for _, p in self.named_parameters())
 
-    def register_buffer(self, name: str, value: Any) -> None:
+    def register_buffer(self, name: str, value: Any, persistent: bool = True) -> None:
         """Hold a tensor that is state but not trained (e.g. running statistics).
 
-        A buffer is an attribute (``self.<name>``) and is saved in :meth:`state_dict`.
+        A buffer is an attribute (``self.<name>``), moved and converted by :meth:`to`, never
+        in :meth:`parameters`; it is saved in :meth:`state_dict` unless ``persistent=False``.
+        ``None`` registers the name without a tensor (it is then left out). As PyTorch, the
+        name must be a non-empty string without ``"."``, not an attribute already.
         """
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
+        if not name or "." in name:
+            raise KeyError(f'buffer name can\'t contain "." or be empty; got {name!r}')
+        if name in self.__dict__ and name not in self._buffer_names:
+            raise KeyError(f"attribute '{name}' already exists")
         setattr(self, name, value if value is None or isinstance(value, Tensor)
                 else Tensor(value))
         if name not in self._buffer_names:
             self._buffer_names = self._buffer_names + (name,)
+        others = tuple(n for n in self._non_persistent if n != name)
+        self._non_persistent = others if persistent else others + (name,)
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
         for module_name, module in self.named_modules(prefix):
@@ -203,10 +215,15 @@ class Module:
 
     # --- saving and loading ---------------------------------------------------------------------
 
-    def _named_tensors(self) -> Iterator[tuple[str, Tensor]]:
+    def _named_tensors(self, persistent: bool = False) -> Iterator[tuple[str, Tensor]]:
         """Parameters and buffers in PyTorch's state-dict order: module by module (in the order
-        of :meth:`named_modules`), each module's parameters, then its buffers."""
+        of :meth:`named_modules`), each module's parameters, then its buffers (with
+        ``persistent``, only those saved in the state dict)."""
         buffers = list(self.named_buffers())
+        if persistent:
+            skipped = {f"{m}.{b}" if m else b for m, module in self.named_modules()
+                       for b in module._non_persistent}
+            buffers = [(n, b) for n, b in buffers if n not in skipped]
         if not buffers:  # the common case: the order of named_parameters()
             yield from self.named_parameters()
             return
@@ -228,7 +245,7 @@ class Module:
         Save it with ``minigrad.save(model.state_dict(), path)``. To keep a snapshot in
         memory while training goes on, copy the arrays: ``{k: v.copy() for k, v in ...}``.
         """
-        return {name: t.data for name, t in self._named_tensors()}
+        return {name: t.data for name, t in self._named_tensors(persistent=True)}
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> IncompatibleKeys:
         """Copy the values of ``state_dict`` into this module's parameters and buffers.
@@ -260,7 +277,7 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict: expected a dict (a state dict) of arrays; got "
                             f"{type(state_dict).__name__}")
-        own = dict(self._named_tensors())
+        own = dict(self._named_tensors(persistent=True))
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]
         problems = []
