@@ -184,9 +184,9 @@ def grade_class(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[
         raise GraderError(str(exc)) from exc
     if not found.submissions and shard is None:   # (a shard may hold nobody)
         who = f" from {', '.join(students)}" if students else ""
-        lost = f" ({len(found.unattributed)} notebook(s) name no student: see the layout in " \
+        hint = f" ({len(found.unattributed)} notebook(s) name no student: see the layout in " \
             "--help)" if found.unattributed else ""
-        raise GraderError(f"no notebooks{who} under {', '.join(map(str, paths))}{lost}")
+        raise GraderError(f"no notebooks{who} under {', '.join(map(str, paths))}{hint}")
     previous = read_gradebook(out)
     if previous is not None and not merge and not students and not resume:
         lost = sorted({n.student for n in previous.notebooks}
@@ -275,10 +275,10 @@ def grade_class(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[
         final, changed = previous.merged_rows(book), book.students()
     else:
         if previous is not None:
-            lost = previous.lost_by(book)
-            if lost:
+            rows = previous.lost_by(book)
+            if rows:
                 journal.close(done=False)
-                raise GraderError(_refusal(out, [f"{s} {lesson}" for s, lesson in lost],
+                raise GraderError(_refusal(out, [f"{s} {lesson}" for s, lesson in rows],
                                            "row(s)") + "; the grades of this run are kept in "
                                   f"{journal.path}: --merge --resume writes them without "
                                   "grading again")
