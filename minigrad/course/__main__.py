@@ -40,6 +40,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command in ("start", "progress", "reset"):
         return _student(args)
+    if args.command in ("build", "check"):
+        from .build import MissingPackage
+        try:
+            return _maintainer(args)
+        except MissingPackage as error:
+            print(error, file=sys.stderr)
+            return 1
+    return _maintainer(args)
+
+
+def _maintainer(args: argparse.Namespace) -> int:
     root = args.root or repo_root()
 
     if args.command == "build":

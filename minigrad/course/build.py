@@ -84,14 +84,31 @@ def _cell_id(cell: dict, seen: set[str]) -> str:
     return cid
 
 
+class MissingPackage(RuntimeError):
+    """A maintainer's command needs a package that is not installed; the message says how to
+    install it."""
+
+
+def _require(module: str, requirement: str):
+    """Import ``module``, or raise :class:`MissingPackage` naming it and the install command."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise MissingPackage(
+            f"python -m minigrad.course build and check need {module}, which is not installed "
+            f"({error}); install it with: python -m pip install '{requirement}' (or the whole "
+            f"dev extra: python -m pip install -e '.[dev]')") from error
+
+
 def notebook_from_text(text: str) -> nbformat.NotebookNode:
     """A notebook (not executed) from the text of a jupytext percent file.
 
     Cells keep only their tags; check cells are also marked not editable and not deletable (a
     hint to the student, honoured by JupyterLab). Ids and notebook metadata are deterministic.
     """
-    import jupytext
-
+    jupytext = _require("jupytext", "jupytext>=1.16")
     raw = jupytext.reads(text, fmt="py:percent")
     nb = nbformat.v4.new_notebook()
     nb.nbformat, nb.nbformat_minor = 4, 5
@@ -216,7 +233,7 @@ def execute(nb: nbformat.NotebookNode, cwd: str | Path, timeout: int = 300,
     ``transport="ipc"`` talks to the kernel over local sockets instead of TCP: the kernel then
     prints no warning about unencrypted TCP (what ``progress`` shows a student).
     """
-    from nbclient import NotebookClient
+    NotebookClient = _require("nbclient", "nbclient>=0.10").NotebookClient
 
     import tempfile
 
