@@ -341,8 +341,8 @@ def read_gradebook(out: str | os.PathLike[str]) -> Gradebook | None:
         lines = text[start + len(_NOTEBOOKS) + 1:].rstrip().removesuffix("]}").split("\n")
         raws = [line.strip().removesuffix(",") for line in lines if line.strip()]
         data = json.loads(text[:start] + _NOTEBOOKS + "]}")
-        data["notebooks"] = [json.loads(raw) for raw in raws]
         book = Gradebook.from_dict(data)
+        book.notebooks = [NotebookGrade.from_json(json.loads(raw)) for raw in raws]
         for notebook, raw in zip(book.notebooks, raws):
             notebook._raw = (_stamp(notebook), raw)   # type: ignore[attr-defined]
         return book

@@ -137,6 +137,16 @@ class NotebookGrade:
         return data
 
     @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "NotebookGrade":
+        """:meth:`from_dict` for a dict just parsed from JSON, which it takes over (its
+        exercise and check dicts become the objects' own: no copies)."""
+        for exercise in data.get("exercises", ()):
+            exercise["checks"] = [_made(CheckOutcome, c) for c in exercise["checks"]]
+        data["exercises"] = [_made(ExerciseGrade, e) for e in data.get("exercises", ())]
+        data["issues"] = [_made(Issue, i) for i in data.get("issues", ())]
+        return _made(cls, data)
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "NotebookGrade":
         exercises = [_made(ExerciseGrade, {**e, "checks": [_made(CheckOutcome, c)
                                                             for c in e["checks"]]})
