@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minigrad import graph
-from minigrad.course import checks
+from minigrad.course import checks, figures
 from minigrad.course.demos import reference, yours_or_reference
 from minigrad.course.scalar import Var
 
@@ -74,8 +74,8 @@ print("same value and gradient:", np.isclose(total.data, value),
       np.allclose([v.grad for v in x_vars], grad_x))
 
 # %% [markdown]
-# The same answer; the array version runs in NumPy's compiled loops, and its backward rule
-# is *one formula for the whole array*. That is a tensor engine.
+# The same answer; the array version runs in NumPy's compiled loops, with *one backward
+# formula for the whole array*: a tensor engine.
 
 # %% [markdown]
 # ## 3. From local derivatives to vector-Jacobian products
@@ -236,8 +236,7 @@ gc.enable()
 #
 # `backward()` must call each closure once, after every use of its node has passed its share
 # back: it visits the nodes in reverse **topological order** (every tensor after all its
-# parents). Python's recursion stops at about 1,000 nested calls, so we use a loop and our
-# own stack.
+# parents). Python's recursion stops at about 1,000 nested calls, so we use our own stack.
 #
 # The hard case is a **shortcut**: in `z = a * tanh(a)`, `a` is a parent of `z` directly and
 # through `tanh(a)`. The numbers show the order `backward()` visits: `z`, `tanh(a)`, then `a`.
@@ -246,6 +245,13 @@ gc.enable()
 a = RefTensor([0.5, -1.0])
 z = a * a.tanh()
 graph.draw(z, order=True, names={a: "a", z: "z"}, title="z = a * tanh(a): the order of backward")
+plt.show()
+
+# %% [markdown]
+# One way: a stack of `(node, parents_done)` pairs, step by step on this graph:
+
+# %% tags=["demo"]
+figures.topological_walk(z, names={a: "a", z: "z"})
 plt.show()
 
 # %% [markdown]
@@ -481,8 +487,8 @@ checks.lesson1.unary_ops(exp, log, tanh, relu)
 # ## 8. Your engine at work
 #
 # Python syntax now builds the graph: `a * b` calls `Tensor.__mul__(a, b)`, which calls your
-# `mul`. A small neuron on four inputs at once, `w` used twice; every gradient is compared
-# with the scalar `Var`, run once per element.
+# `mul`. A small neuron on four inputs, `w` used twice; every gradient is compared
+# with the scalar `Var`.
 
 # %% tags=["nbval-check-output"]
 demo = yours_or_reference("1.1", "1.2", "1.3", "1.4", "1.5", Tensor=Tensor)

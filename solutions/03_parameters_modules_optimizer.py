@@ -8,9 +8,9 @@
 # (One simplification: our modules also search plain lists and dicts for parameters; PyTorch
 # only searches `nn.ModuleList` and `nn.ModuleDict`.)
 #
-# You write everything on top of `minigrad.Tensor`, the engine of lesson 2. A demo whose
-# exercise is not passing yet runs on the library's own classes (`minigrad.nn`,
-# `minigrad.optim`) and says so.
+# You write it all on `minigrad.Tensor`, the engine of lesson 2. A demo whose exercise is
+# not passing yet runs on the library's own classes (`minigrad.nn`, `minigrad.optim`) and
+# says so.
 #
 # **Time:** about 30 minutes (5 exercises, 1,200 words to read).
 
@@ -327,6 +327,13 @@ model = demo.Sequential(demo.Linear(1, 8, rng=0), demo.ReLU(), demo.Linear(8, 1,
 print([p.shape for p in model.parameters()])
 
 # %% [markdown]
+# The tree `parameters()` walked to find them:
+
+# %% tags=["demo"]
+figures.module_tree(model)
+plt.show()
+
+# %% [markdown]
 # ## 6. The update must stay out of the graph
 #
 # The update rule is $w \leftarrow w - \eta\, \partial L / \partial w$, with learning rate
@@ -489,8 +496,8 @@ for k, (a, b) in enumerate(zip(with_zero, without)):
 # %% [markdown]
 # ## 9. Train a small network
 #
-# Everything together: a `1-32-32-1` ReLU network fits $y = \sin(2x)$ on 64 points with
-# full-batch SGD, with the loop you will write in every framework.
+# A `1-32-32-1` ReLU network fits $y = \sin(2x)$ on 64 points with full-batch SGD, with
+# the loop you will write in every framework.
 
 # %% tags=["demo"]
 demo = yours_or_reference("3.1", "3.2", "3.3", "3.4", "3.5", Linear=Linear, ReLU=ReLU,
@@ -521,7 +528,7 @@ plt.show()
 #   by walking its attributes, each parameter once, however deep.
 # - **`Linear`** stores `W` as `(out, in)`, computes `x @ W.T + b`, and starts from small,
 #   different random values.
-# - **`SGD.step()`** changes each parameter *in place* and *under `no_grad()`*;
+# - **`SGD.step()`** gives each parameter new numbers, *under `no_grad()`*;
 #   **`zero_grad()`** comes before every backward pass, because `backward()` accumulates.
 #
 # **Next:** lesson 4 holds the library's versions of these classes to gradients derived by

@@ -7,8 +7,8 @@
 # layers, then train a network step for step like a hand-built loop, while we watch the
 # memory its graph holds.
 #
-# From here on we use the library versions of lesson 3's classes: `minigrad.nn` and
-# `minigrad.optim`. A demo whose exercise is not passing yet uses the reference and says so.
+# From here on, lesson 3's classes come from the library: `minigrad.nn` and `minigrad.optim`.
+# A demo whose exercise is not passing yet uses the reference and says so.
 #
 # **Time:** about 30 minutes (3 exercises, 1,200 words to read).
 
@@ -122,8 +122,7 @@ print("p  =", F.softmax(logits).numpy()[0])
 print(f"L  = {loss.item():.6f}")
 
 # %% [markdown]
-# The graph the engine recorded, with the gradients `backward()` leaves on the weights, which
-# section 2 derives by hand:
+# The graph the engine recorded, with the gradients `backward()` leaves on the weights:
 
 # %% tags=["demo"]
 loss.backward()
@@ -164,6 +163,15 @@ model.zero_grad()
 # | $\delta_1 = \partial L/\partial z_1$ | $\partial L/\partial h \odot \sigma'(z_1)$ | $(0.184296,\ -0.140686)$ |
 # | $\partial L/\partial W_1$ | $\delta_1 x^\top$ | $\begin{pmatrix} 0.184296 & -0.092148 \\ -0.140686 & 0.070343 \end{pmatrix}$ |
 # | $\partial L/\partial b_1$ | $\delta_1$ | $(0.184296,\ -0.140686)$ |
+
+# %% [markdown]
+# On the network, from the engine: each unit's $\delta$, each weight's gradient.
+
+# %% tags=["demo"]
+model.zero_grad()
+F.cross_entropy(model(Tensor(x0[None, :])), np.array([t0])).backward()
+figures.network_deltas(model, x0, t0)
+plt.show()
 
 # %% [markdown]
 # ### Exercise 4.2
