@@ -89,6 +89,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-preflight", action="store_true",
                    help="do not check the setup first (without it, a preflight that cannot "
                         "run stops the grader)")
+    p.add_argument("--feedback", choices=("full", "cases", "score"), default="full",
+                   help="what the students' feedback pages show: full (each failed check's "
+                        "message with the usual cause of the mistake), cases (the failing case "
+                        "and expected vs got, no cause) or score (points only); default "
+                        "%(default)s; exercises.csv always has the whole message")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
     p.add_argument("--list-lessons", action="store_true",
@@ -172,6 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                secret=args.secret, jobs=args.jobs, released=args.released,
                                checks_package=args.checks_package, options=options,
                                progress=False if args.no_progress else None)
+            if args.feedback != "full":
+                from .feedback import write_feedback_pages
+                write_feedback_pages(book, args.out, args.feedback)
     except (GraderError, LessonError) as exc:
         print(f"minigrad-grade: error: {exc}", file=sys.stderr)
         return 2
