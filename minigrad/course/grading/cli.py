@@ -7,6 +7,8 @@ when interrupted.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -94,6 +96,18 @@ def parser() -> argparse.ArgumentParser:
                         "message with the usual cause of the mistake), cases (the failing case "
                         "and expected vs got, no cause) or score (points only); default "
                         "%(default)s; exercises.csv always has the whole message")
+    p.add_argument("--format", action="append", metavar="FORMAT",
+                   help="gradebook files to write besides the report, repeatable or "
+                        "comma-separated: csv (grades.csv, always written), canvas (canvas.csv, "
+                        "Canvas's gradebook import; needs --roster to be the Canvas export), "
+                        "moodle (moodle-NN.csv, the grading worksheet filled in; needs "
+                        "--moodle-worksheet)")
+    p.add_argument("--canvas-assignment", action="append", default=[], metavar="LESSON=ID",
+                   help="the Canvas assignment id of a lesson, when the export's columns do "
+                        "not say it (repeatable), e.g. 1=1234")
+    p.add_argument("--moodle-worksheet", action="append", default=[], metavar="[LESSON=]CSV",
+                   help="the grading worksheet downloaded from the Moodle assignment of a "
+                        "lesson (repeatable; LESSON= may be left out when one lesson is graded)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
     p.add_argument("--list-lessons", action="store_true",
@@ -131,6 +145,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--jobs must be at least 1; got {args.jobs}")
     if args.timeout <= 0 or args.notebook_timeout <= 0:
         p.error("time limits must be positive")
+    from .formats import FormatError, parse_lesson_ids
+    formats = [f.strip() for given in (args.format or ["csv"]) for f in given.split(",")
+               if f.strip()]
+    try:
+        canvas_ids = parse_lesson_ids(args.canvas_assignment, "--canvas-assignment")
+        worksheets = [(int(w.partition("=")[0]), w.partition("=")[2])
+                      if re.match(r"^\d+=", w) else (None, w) for w in args.moodle_worksheet]
+        _formats_ready(formats, args.roster, worksheets)
+    except FormatError as exc:
+        p.error(str(exc))
     # nbformat validates with jsonschema, which imports rfc3987_syntax when it is installed;
     # that builds some forty grammars on import (3 s of CPU, a tenth of grading a class), for
     # IRI formats that the notebook schema never uses. The grader does without it.
@@ -180,6 +204,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.feedback != "full":
                 from .feedback import write_feedback_pages
                 write_feedback_pages(book, args.out, args.feedback)
+        if formats != ["csv"]:
+            from .formats import write_formats
+            try:
+                for line in write_formats(book, args.out, formats, roster=args.roster,
+                                          canvas_assignments=canvas_ids,
+                                          moodle_worksheets=worksheets, policy=args.feedback):
+                    if not args.quiet:
+                        print(line, file=sys.stderr)
+            except FormatError as exc:
+                print(f"minigrad-grade: error: {exc} (the report in {args.out} is written; "
+                      "run again with --resume to make the file without grading again)",
+                      file=sys.stderr)
+                return 2
     except (GraderError, LessonError) as exc:
         print(f"minigrad-grade: error: {exc}", file=sys.stderr)
         return 2
@@ -196,6 +233,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quiet:
         print(summary(book, out))
     return 0
+
+
+def _formats_ready(formats: list[str], roster: str | None,
+                   worksheets: list[tuple[int | None, str]]) -> None:
+    """Raise :class:`.formats.FormatError` before grading when ``formats`` cannot be written."""
+    from .formats import FORMATS, FormatError
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise FormatError(f"--format must be among {', '.join(FORMATS)}; got {unknown}")
+    if "canvas" in formats and roster is None:
+        raise FormatError("--format canvas needs --roster: the gradebook export of the Canvas "
+                          "course (Grades > Export > Export Entire Gradebook)")
+    if "moodle" in formats and not worksheets:
+        raise FormatError("--format moodle needs --moodle-worksheet [LESSON=]FILE: the worksheet "
+                          "downloaded from the Moodle assignment")
+    if worksheets and "moodle" not in formats:
+        raise FormatError("--moodle-worksheet is given but --format lacks moodle")
+    for _, path in worksheets:
+        if not os.path.isfile(path):
+            raise FormatError(f"--moodle-worksheet {path}: no such file")
 
 
 def _merge(argv: Sequence[str]) -> int:
