@@ -138,6 +138,9 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         if t is not None and (not isinstance(t, Tensor) or t.shape != pshape):
             raise ValueError(f"batch_norm: {arg} must be a Tensor of shape {pshape}; got "
                              f"{getattr(t, 'shape', type(t).__name__)}")
+        if t is not None and t.dtype != x.dtype:
+            raise TypeError(f"batch_norm: {arg} has dtype {t.dtype} but the input has "
+                            f"{x.dtype}; they must match (as PyTorch)")
     if not training and (running_mean is None or running_var is None):
         raise ValueError("batch_norm: running_mean and running_var are needed when "
                          "training=False")

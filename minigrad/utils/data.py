@@ -80,7 +80,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
         raise ValueError("default_collate: an empty batch")
     first = batch[0]
     if isinstance(first, Tensor):
-        return stack([t.detach() for t in batch])
+        return stack(list(batch))  # as PyTorch: a graph the samples belong to is kept
     if isinstance(first, numbers.Number):  # bools, ints, floats (NumPy scalars too)
         return Tensor(backend.asarray(list(batch)))
     if hasattr(first, "shape") and hasattr(first, "dtype"):  # arrays
