@@ -65,6 +65,7 @@ class Optimizer:
     """
 
     hyperparameters: tuple[str, ...] = ()
+    lr: float  # every optimizer has a learning rate (set by the subclass; schedulers set it)
     # counts changes of the hyperparameters and the state (read by compile), but for lr, which
     # a replayed step reads again each time (a learning-rate schedule needs no new recording)
     _version = 0
