@@ -33,6 +33,11 @@ means for you:
   copies it into the buffer;
 * ``p.grad`` after ``backward()`` is a view that the next ``backward()`` after ``zero_grad()``
   overwrites: copy it (``p.grad.copy()``) to keep it.
+
+What lives here: the base class, :class:`SGD` and :class:`Adam` (this module),
+:class:`AdamW`, :class:`RMSprop` and :class:`Adagrad` (:mod:`.adaptive`) and the learning-rate
+schedules (:mod:`.lr_scheduler`). It imports the engine's ``tensor`` and ``backend`` and never
+``minigrad.export`` or ``minigrad.course``.
 """
 from __future__ import annotations
 
