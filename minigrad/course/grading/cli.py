@@ -30,6 +30,7 @@ examples:
   minigrad-grade submissions/ --roster gradebook.csv   name students as the roster does
   minigrad-grade submissions/ --shard 0/4 --secret course.key --out part0
   minigrad-grade merge part0 part1 part2 part3 --out grading-report
+  minigrad-grade gradescope-autograder --out autograder.zip   Gradescope's autograder zip
   minigrad-grade --list-lessons                  what was released, with the points
 
 Each notebook runs in a bubblewrap sandbox (apt-get install bubblewrap); before the students,
@@ -130,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["merge"]:
         return _merge(argv[1:])
+    if argv[:1] == ["gradescope-autograder"]:
+        from .gradescope import cli
+        return cli(argv[1:])
     p = parser()
     args = p.parse_args(argv)
     shard = None

@@ -108,6 +108,10 @@ class GradingOptions:
         Run each notebook in its own bubblewrap sandbox (:mod:`.sandbox`). False runs it as a
         plain child process with the grader's rights: only for a machine without bubblewrap,
         and only for submissions that are trusted.
+    own_user : bool
+        With ``sandbox=False``, when the grader is root: run each notebook's driver as a user
+        id of its own (as the sandbox does), which cannot write the grader's files or read
+        what only root may (Gradescope's container without bubblewrap). Ignored otherwise.
     memory : int
         Bytes of address space a notebook may use (2 GiB).
     max_processes : int
@@ -134,6 +138,7 @@ class GradingOptions:
     python_path: Sequence[str | os.PathLike[str]] = ()
     kernel_threads: int | None = None
     sandbox: bool = True
+    own_user: bool = False
     memory: int = 2 * 2**30
     max_processes: int = 64
     seed: int | None = None
@@ -471,10 +476,13 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
     python_path = [str(p) for p in options.python_path] + _package_home(lesson.checks_package)
     threads = options.kernel_threads or 1
     zygote = _ZYGOTES.take(options, python_path, threads) if options.sandbox else None
-    uid = zygote.uid if zygote is not None else (_UIDS.take() if options.sandbox else None)
+    uid = zygote.uid if zygote is not None else (
+        _UIDS.take() if options.sandbox or options.own_user else None)
     parent = group = None
     if zygote is None:
         parent, workdir = _workdir(uid)
+        if uid is not None and not options.sandbox:
+            os.chmod(parent, 0o711)   # the driver's own user reaches its folder, lists nothing
         spec = sandbox.SandboxSpec(workdir=workdir, python_path=python_path, threads=threads)
         argv, env = sandbox.command(spec, sandboxed=options.sandbox)
         group = sandbox.Cgroup.make(int(options.memory), options.max_processes, threads) \
