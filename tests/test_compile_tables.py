@@ -491,6 +491,18 @@ def test_dropout_runs_eagerly_and_says_why():
     assert compiled.calls["replayed"] == 0
 
 
+def test_attention_dropout_runs_eagerly_and_says_why():
+    """A Transformer layer in training with dropout draws new masks at every call (in the
+    attention weights and after each block): never a replay of an old mask."""
+    make = layer_case(lambda: nn.TransformerEncoderLayer(6, 2, 8, dropout=0.3, seed=0))
+    params, step = make()
+    compiled = mg.compile(step)
+    with pytest.warns(CompileWarning, match="random numbers"):
+        for x in batches((4, 2, 6)):
+            compiled(x)
+    assert compiled.calls["replayed"] == 0
+
+
 def test_a_boolean_mask_of_changing_size_runs_eagerly_and_says_why():
     def make() -> tuple[list[mg.Tensor], Callable[..., Any]]:
         w = mg.Tensor(np.linspace(0.5, 1.5, 12).reshape(3, 4), requires_grad=True)
