@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .feedback import shown_message
-from .results import Gradebook
+from .results import Gradebook, NotebookGrade
 
 __all__ = ["FORMATS", "FormatError", "CANVAS_COLUMNS", "MOODLE_REQUIRED", "canvas_rows",
            "moodle_rows", "parse_lesson_ids", "write_formats"]
@@ -192,8 +192,8 @@ def moodle_rows(book: Gradebook, worksheet: str | os.PathLike[str], lesson: int 
         raise FormatError(f"--moodle-worksheet {lesson}=...: no notebook was graded as lesson "
                           f"{lesson}; graded: {sorted(numbers)}")
     notebooks = [n for n in book.notebooks if n.lesson == key]
-    by_pid: dict[str, list] = {}
-    by_name: dict[str, list] = {}
+    by_pid: dict[str, list[NotebookGrade]] = {}
+    by_name: dict[str, list[NotebookGrade]] = {}
     for n in notebooks:
         if (pid := _participant(n.path)):
             by_pid.setdefault(pid, []).append(n)
@@ -213,8 +213,8 @@ def moodle_rows(book: Gradebook, worksheet: str | os.PathLike[str], lesson: int 
             named = by_name.get(_fold(row[name_col]), [])
             if len({n.student for n in named}) == 1:
                 found = named
-        if found:
-            best = book.best(found[0].student, key, found)
+        best = book.best(found[0].student, key, found) if found else None
+        if best is not None:
             row[grade] = _num(best.score)
             if comments is not None:
                 row[comments] = _comment(best, policy)
