@@ -142,16 +142,21 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     c = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
 
     # forward: the scores, masked, their softmax (a fully masked row gives 0), dropout, values
-    scores = (q.data @ xp.matrix_transpose(k.data)) * c  # (..., L, S)
+    scores = (q.data * c) @ xp.matrix_transpose(k.data)  # (..., L, S); scaled on the smaller q
     if allowed is not None:
         scores = xp.where(allowed, scores, xp.asarray(-math.inf, dtype=q.dtype))
     if float_mask is not None:
         scores = scores + float_mask.data
-    top = xp.max(scores, axis=-1, keepdims=True)
-    top = xp.where(top == -math.inf, xp.asarray(0.0, dtype=q.dtype), top)
+    top = xp.max(scores, axis=-1, keepdims=True) if s_len else xp.zeros_like(scores[..., :1])
+    # the causal mask (alone: no attn_mask with it) leaves every row its first key
+    may_be_empty = not is_causal or s_len == 0
+    if may_be_empty:
+        top = xp.where(top == -math.inf, xp.asarray(0.0, dtype=q.dtype), top)
     e = xp.exp(scores - top)
     total = xp.sum(e, axis=-1, keepdims=True)
-    p = e / xp.where(total == 0.0, xp.asarray(1.0, dtype=q.dtype), total)  # (..., L, S)
+    if may_be_empty:
+        total = xp.where(total == 0.0, xp.asarray(1.0, dtype=q.dtype), total)
+    p = e / total  # (..., L, S)
     if dropout_p > 0.0:
         rng = backend.default_rng(generator if generator is not None else seed)
         u = backend.uniform(rng, 0.0, 1.0, p.shape, like=p)

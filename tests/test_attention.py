@@ -175,6 +175,20 @@ def test_a_fully_masked_row_gives_zeros_in_sdpa_and_nan_in_the_weights_path():
     assert np.isfinite(out.numpy()).all()
 
 
+def test_no_keys_or_no_queries_give_empty_or_zero_outputs_as_pytorch():
+    q = mg.tensor(np.ones((3, 2)), requires_grad=True)
+    for causal in (False, True):
+        out = F.scaled_dot_product_attention(q, mg.tensor(np.ones((0, 2))),
+                                             mg.tensor(np.ones((0, 2))), is_causal=causal)
+        assert np.array_equal(out.numpy(), np.zeros((3, 2)))  # an average of nothing: 0
+        out.sum().backward()
+        assert np.array_equal(q.grad, np.zeros((3, 2)))
+        q.grad = None
+    none = F.scaled_dot_product_attention(mg.tensor(np.ones((0, 2))), mg.tensor(np.ones((4, 2))),
+                                          mg.tensor(np.ones((4, 3))))
+    assert none.shape == (0, 3)
+
+
 def test_dropout_is_seeded_scaled_and_off_at_zero():
     q, k, v = (mg.tensor(fixed((2, 6, 4), p)) for p in (0.1, 0.2, 0.3))
     a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, seed=7)
