@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -107,8 +109,9 @@ def test_run_autograder_writes_gradescopes_results(tmp_path):
         assert stat.S_IMODE((root / "results").stat().st_mode) == 0o755
 
 
-def test_own_user_mode_cannot_touch_the_autograders_files(tmp_path):
-    """Without bubblewrap, as root: the notebook runs as a user id of its own."""
+def test_own_user_mode_cannot_touch_the_autograders_files(tmp_path, request):
+    """Without bubblewrap, as root: the notebook runs as a user id of its own, which can
+    neither read a root-only folder nor create a file where results.json would go."""
     if os.getuid() != 0:
         pytest.skip("the own-user mode needs root (Gradescope's autograder is root)")
     from minigrad.course.grading.gradescope import _unreadable_python
@@ -118,14 +121,19 @@ def test_own_user_mode_cannot_touch_the_autograders_files(tmp_path):
     from minigrad.course.grading import grade
     from minigrad.course.grading.runner import GradingOptions
 
-    secret = tmp_path / "source" / "key"
-    secret.parent.mkdir()
-    secret.write_text("autograder only")
-    os.chmod(secret.parent, 0o700)
-    probe = (f"import os\nfor what, do in (('read', lambda: open({str(secret)!r}).read()), "
-             f"('write', lambda: open({str(tmp_path / 'results.json')!r}, 'w'))):\n"
-             "    try:\n        do()\n        print(what, 'allowed')\n"
-             "    except PermissionError:\n        print(what, 'refused')\n" + toy.DOUBLE)
+    base = Path(tempfile.mkdtemp(prefix="minigrad-gradescope-"))   # reachable by any user
+    os.chmod(base, 0o755)
+    (base / "results").mkdir(mode=0o755)          # as run_autograder leaves them
+    (base / "source").mkdir(mode=0o700)
+    (base / "source" / "key").write_text("autograder only")
+    (base / "open.txt").write_text("anyone")      # the control: the notebook does run and read
+    os.chmod(base / "open.txt", 0o644)
+    request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
+    probe = (f"assert open({str(base / 'open.txt')!r}).read() == 'anyone'\n"
+             f"for what, do in (('read', lambda: open({str(base / 'source' / 'key')!r}).read()), "
+             f"('write', lambda: open({str(base / 'results' / 'results.json')!r}, 'w'))):\n"
+             "    try:\n        do()\n    except PermissionError:\n        continue\n"
+             "    raise RuntimeError(what + ' allowed')\n" + toy.DOUBLE)   # 9.1 would fail
     notebook = toy.with_exercise(toy.solution(), "9.1", source=probe)
     toy.write(notebook, tmp_path / "subs" / "ann" / "09_toy.ipynb")
     book = grade([tmp_path / "subs"], released=toy.released_dir(tmp_path / "released"),
@@ -134,7 +142,7 @@ def test_own_user_mode_cannot_touch_the_autograders_files(tmp_path):
                                         python_path=[FIXTURES]))
     (notebook,) = book.notebooks
     assert notebook.score == 4, [(e.exercise, e.message) for e in notebook.exercises]
-    assert not (tmp_path / "results.json").exists()
+    assert not (base / "results" / "results.json").exists()
 
 
 def _zip(tmp_path: Path, flags: list[str]) -> Path:
