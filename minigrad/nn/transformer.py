@@ -138,6 +138,7 @@ class TransformerEncoder(Module):
         Copied ``num_layers`` times (deep copies: the same initial weights in every layer, as
         PyTorch).
     num_layers : int
+        How many layers.
     norm : Module, optional
         Applied to the last layer's output.
     """
