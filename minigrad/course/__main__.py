@@ -33,7 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--no-execute", action="store_true", help="convert only, do not run")
     b.add_argument("--no-release", action="store_true", help="do not release afterwards")
     b.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
-    sub.add_parser("release", help="write lessons/ and minigrad/course/released/ from solutions/")
+    rl = sub.add_parser("release", help="write lessons/ and minigrad/course/released/ from "
+                                        "solutions/")
+    rl.add_argument("--nbgrader", type=Path, metavar="DIR",
+                    help="also write an nbgrader course's source/ tree into DIR (the solutions "
+                         "with nbgrader's cell metadata; nbgrader generate_assignment releases "
+                         "them)")
     sub.add_parser("check", help="exit 1 when lessons/, released/ or a solution notebook is stale")
     si = sub.add_parser("site", help="build the course and the documentation as a static website")
     si.add_argument("--out", type=Path, required=True, help="the folder to write (opens from disk)")
@@ -70,6 +75,14 @@ def _maintainer(args: argparse.Namespace) -> int:
         return 0
     if args.command == "release":
         _report_release(release(root), root)
+        if args.nbgrader is not None:
+            from .nbgrader import write_source
+            written = write_source(args.nbgrader, root)
+            for path in written:
+                print(f"release: wrote {path}")
+            print(f"release: nbgrader source/ in {args.nbgrader} "
+                  + ("up to date" if not written else f"({len(written)} notebook(s) written)")
+                  + f"; then, there: nbgrader generate_assignment <lesson>")
         return 0
     from .build import twin_mismatches
     problems = twin_mismatches(root) + stale(root)
