@@ -33,7 +33,10 @@ def _source(cell) -> str:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     folder = tmp_path_factory.mktemp("course")
-    assert main(["--root", str(repo_root()), "release", "--nbgrader", str(folder)]) == 0
+    with pytest.MonkeyPatch.context() as patch:   # lessons/ and released/ are left alone
+        patch.setattr("minigrad.course.__main__.release", lambda root: [])
+        assert main(["--root", str(repo_root()), "release", "--nbgrader", str(folder)]) == 0
+    assert (folder / "nbgrader_config.py").is_file()
     return folder
 
 
