@@ -12,6 +12,9 @@ The layouts are written out here as the systems document them:
   changed, Last modified (submission), Online text, Last modified (grade), Feedback comments``;
   *Upload grading worksheet* reads ``Identifier`` (``Participant N``), ``Grade``, ``Last
   modified (grade)`` and the feedback columns by their headers.
+* nbgrader, ``nbgrader export`` (its CsvExportPlugin): ``assignment, duedate, timestamp,
+  student_id, last_name, first_name, email, raw_score, late_submission_penalty, score,
+  max_score``, one row per assignment and student.
 """
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from minigrad.course.grading.cli import main
-from minigrad.course.grading.formats import FormatError, canvas_rows, moodle_rows, write_formats
+from minigrad.course.grading.formats import (FormatError, canvas_rows, moodle_rows,
+                                             nbgrader_rows, write_formats)
 from minigrad.course.grading.results import ExerciseGrade, Gradebook, LessonSummary, NotebookGrade
 
 FIXTURES = Path(__file__).resolve().parent / "grading_fixtures"
@@ -173,6 +177,28 @@ def test_write_formats_needs_what_each_format_reads(tmp_path):
     book = Gradebook(lessons=[L1], notebooks=[_notebook("jdoe", L1, [4, 6])])
     for formats, error in ((["canvas"], "--format canvas needs --roster"),
                            (["moodle"], "--format moodle needs --moodle-worksheet"),
-                           (["xlsx"], "--format must be among csv, canvas, moodle")):
+                           (["xlsx"], "--format must be among csv, canvas, moodle, nbgrader")):
         with pytest.raises(FormatError, match=error):
             write_formats(book, tmp_path, formats)
+
+
+NBGRADER_HEADER = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
+                   "email", "raw_score", "late_submission_penalty", "score", "max_score"]
+
+
+def test_nbgrader_export_has_nbgraders_columns(tmp_path):
+    book = Gradebook(lessons=[L1, L2], notebooks=[
+        _notebook("jdoe", L1, [4, 6]), _notebook("jdoe", L1, [4, 0]), _notebook("rroe", L2, [5])],
+        people={"jdoe": {"name": "Doe, Jane"}, "rroe": {"name": "Rick Roe"},
+                "zed": {"name": "Zed, Zoe"}})
+    rows = nbgrader_rows(book)
+    assert rows[0] == NBGRADER_HEADER
+    assert rows[1:] == [   # every student of every assignment; the best notebook counts
+        ["01_lesson", "", "", "jdoe", "Doe", "Jane", "", "10", "0", "10", "10"],
+        ["01_lesson", "", "", "rroe", "", "", "", "0", "0", "0", "10"],
+        ["01_lesson", "", "", "zed", "Zed", "Zoe", "", "0", "0", "0", "10"],
+        ["02_lesson", "", "", "jdoe", "Doe", "Jane", "", "0", "0", "0", "12"],
+        ["02_lesson", "", "", "rroe", "", "", "", "5", "0", "5", "12"],
+        ["02_lesson", "", "", "zed", "Zed", "Zoe", "", "0", "0", "0", "12"]]
+    assert write_formats(book, tmp_path, ["csv", "nbgrader"])
+    assert _read(tmp_path / "nbgrader.csv") == rows

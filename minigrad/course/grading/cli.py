@@ -102,7 +102,8 @@ def parser() -> argparse.ArgumentParser:
                         "comma-separated: csv (grades.csv, always written), canvas (canvas.csv, "
                         "Canvas's gradebook import; needs --roster to be the Canvas export), "
                         "moodle (moodle-NN.csv, the grading worksheet filled in; needs "
-                        "--moodle-worksheet)")
+                        "--moodle-worksheet), nbgrader (nbgrader.csv, nbgrader export's "
+                        "columns)")
     p.add_argument("--canvas-assignment", action="append", default=[], metavar="LESSON=ID",
                    help="the Canvas assignment id of a lesson, when the export's columns do "
                         "not say it (repeatable), e.g. 1=1234")

@@ -18,6 +18,8 @@ lesson, a total and the issues, which no gradebook imports as it is. From the sa
   included, stays as downloaded, so *Upload grading worksheet* takes it back. Participants are
   matched by the id in Moodle's submission file names (``Jane Doe_4242_assignsubmission_file_``
   is ``Participant 4242``), else by full name when exactly one notebook's student has it.
+* **nbgrader** (``nbgrader.csv``): the columns of ``nbgrader export`` (one row per assignment
+  and student), for a course that collects with nbgrader and grades with ``minigrad-grade``.
 """
 from __future__ import annotations
 
@@ -33,11 +35,15 @@ from typing import Sequence
 from .feedback import shown_message
 from .results import Gradebook, NotebookGrade
 
-__all__ = ["FORMATS", "FormatError", "CANVAS_COLUMNS", "MOODLE_REQUIRED", "canvas_rows",
-           "moodle_rows", "parse_lesson_ids", "write_formats"]
+__all__ = ["FORMATS", "FormatError", "CANVAS_COLUMNS", "MOODLE_REQUIRED", "NBGRADER_COLUMNS",
+           "canvas_rows", "moodle_rows", "nbgrader_rows", "parse_lesson_ids", "write_formats"]
 
 #: What ``--format`` accepts.
-FORMATS = ("csv", "canvas", "moodle")
+FORMATS = ("csv", "canvas", "moodle", "nbgrader")
+#: The columns of nbgrader's grade export (``nbgrader export``, its CSV plugin).
+NBGRADER_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name",
+                    "first_name", "email", "raw_score", "late_submission_penalty", "score",
+                    "max_score"]
 #: The student columns of Canvas's gradebook import, in Canvas's order.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 #: The worksheet columns the Moodle import reads (the others are kept as they are).
@@ -135,6 +141,26 @@ def canvas_rows(book: Gradebook, export: str | os.PathLike[str],
             scores.append(_num(best.score) if best is not None else "")
         out.append([cells.get(c, "") for c in CANVAS_COLUMNS] + scores)
     return out
+
+
+def nbgrader_rows(book: Gradebook) -> list[list[str]]:
+    """The rows of nbgrader's grade export for ``book``: one per lesson (an nbgrader
+    assignment, named as :mod:`minigrad.course.nbgrader` names it) and student, a student
+    with nothing handed in for it scoring 0 as in nbgrader's; names from the roster
+    (``Last, First``), when there is one. Submission times are unknown here and left blank."""
+    students = sorted({*book.students(), *book.people})
+    mine = book.by_student()
+    rows = [list(NBGRADER_COLUMNS)]
+    for key in book.lesson_keys():
+        maximum = book.lesson(key).max_points
+        for student in students:
+            name = book.people.get(student, {}).get("name", "")
+            last, _, first = name.partition(",") if "," in name else ("", "", "")
+            best = book.best(student, key, mine.get(student, []))
+            score = best.score if best is not None else 0.0
+            rows.append([key, "", "", student, last.strip(), first.strip(), "", _num(score),
+                         "0", _num(score), _num(maximum)])
+    return rows
 
 
 @dataclass
@@ -268,6 +294,11 @@ def write_formats(book: Gradebook, out: str | os.PathLike[str], formats: Sequenc
         _atomic_write(out / "canvas.csv", _csv_text(rows))
         lines.append(f"canvas: {out / 'canvas.csv'} ({len(rows) - 2} students; Grades > "
                      "Import in Canvas)")
+    if "nbgrader" in formats:
+        rows = nbgrader_rows(book)
+        _atomic_write(out / "nbgrader.csv", _csv_text(rows))
+        lines.append(f"nbgrader: {out / 'nbgrader.csv'} ({len(rows) - 1} rows, the columns of "
+                     "nbgrader export)")
     if "moodle" in formats:
         if not moodle_worksheets:
             raise FormatError("--format moodle needs --moodle-worksheet [LESSON=]FILE: the "
