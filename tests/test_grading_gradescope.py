@@ -77,6 +77,9 @@ def test_run_autograder_writes_gradescopes_results(tmp_path):
     root = tmp_path / "autograder"
     wrong = toy.with_exercise(toy.solution(), "9.2", "g * y, x.shape", "-g * y, x.shape")
     toy.write(wrong, root / "submission" / "09_toy.ipynb")
+    # a second notebook whose name reads as another student's: still this student's, and the
+    # better of the two counts (it is the lesson as handed out: 0 points, graded without a kernel)
+    toy.write(toy.release(toy.solution()), root / "submission" / "jane_09_toy.ipynb")
     (root / "submission_metadata.json").write_text(json.dumps(METADATA))
     released = toy.released_dir(tmp_path / "released")
     env = {**os.environ, "MINIGRAD_GRADESCOPE_ROOT": str(root), "MINIGRAD_PYTHON": sys.executable,
@@ -103,6 +106,7 @@ def test_run_autograder_writes_gradescopes_results(tmp_path):
     assert by_number["9.1"]["output"] == "passed"
     assert results["score"] == sum(t["score"] for t in results["tests"]) == 2
     assert results["output"].startswith("Graded as jane@example.org: ")
+    assert "09_toy: 2 / 4 points (09_toy.ipynb)" in results["output"]
     assert isolation in results["output"]
     if os.getuid() == 0:   # the autograder's files are root's alone
         assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700

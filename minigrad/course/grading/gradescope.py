@@ -187,9 +187,10 @@ def results_for(book, student: str, visibility: str, feedback: str,  # type: ign
                 note: str) -> dict[str, Any]:
     """Gradescope's ``results.json`` for the one student of ``book``."""
     tests, lines, total = [], [f"Graded as {student}: {note}."], 0.0
-    mine = book.notebooks
+    mine = book.notebooks      # all of them are this student's, whatever their file names say
     for key in book.lesson_keys():
-        best = book.best(mine[0].student, key, mine) if mine else None
+        best = min((n for n in mine if n.lesson == key), key=lambda n: (-n.score, n.path),
+                   default=None)
         if best is None:
             continue
         total += best.score
@@ -206,7 +207,9 @@ def results_for(book, student: str, visibility: str, feedback: str,  # type: ign
         if n.lesson is None:
             lines.append(f"{Path(n.path).name}: {n.status}; "
                          + "; ".join(i.text.splitlines()[0] for i in n.issues if i.text))
-    if not mine:
+    for lost in book.unattributed:
+        lines.append(f"{Path(lost['path']).name}: not graded ({lost['why']})")
+    if not mine and not book.unattributed:
         lines.append("no notebook (.ipynb) was found in the submission")
     return {"score": total, "output": "\n".join(lines), "visibility": visibility,
             "stdout_visibility": "hidden", "tests": tests}
@@ -256,8 +259,14 @@ def run(root: str | os.PathLike[str] | None = None, *, visibility: str = "after_
         if not any(submission.rglob("*.ipynb")):
             from .results import Gradebook
             book = Gradebook(lessons=[], notebooks=[])
-        else:
-            book = grade([submission], options=_options(mode))
+        else:   # every notebook is this student's, whatever its file name says
+            import dataclasses
+
+            from .submissions import Found, Submission, scan
+            found = scan([submission])
+            book = grade([submission], options=_options(mode), found=Found(
+                [dataclasses.replace(s, student=student) for s in found.submissions]
+                + [Submission(u.path, student) for u in found.unattributed]))
         results = results_for(book, student, visibility, feedback, note)
     except Exception as exc:   # noqa: BLE001 -- shown to the instructor, never a blank result
         results = {"score": 0, "output": f"The autograder could not grade this submission: "
