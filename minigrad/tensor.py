@@ -934,17 +934,20 @@ class Tensor:
     def transpose(self, *axes: int) -> "Tensor":
         """Swap two axes (PyTorch), or permute all of them (NumPy); reverse them by default.
 
-        ``x.transpose(0, 2)`` swaps axes 0 and 2 of a tensor of any number of axes, as
-        ``torch.transpose``. ``x.transpose(2, 0, 1)`` (as many axes as the tensor has) is a
-        full permutation, as ``numpy.transpose``. On a matrix the two readings agree. Axes out
-        of range are an error. The gradient is permuted back.
+        ``x.transpose(0, 2)`` -- two separate ints -- swaps axes 0 and 2 of a tensor of any
+        number of axes, as ``torch.transpose`` (so ``m.transpose(0, 1)`` of a matrix is its
+        transpose, as in PyTorch, not NumPy's identity permutation). ``x.transpose(2, 0, 1)``
+        or ``x.transpose((1, 0))`` (one tuple, or as many ints as the tensor has axes, more
+        than two) is a full permutation, as ``numpy.transpose``. Axes out of range are an
+        error. The gradient is permuted back.
         """
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        as_tuple = len(axes) == 1 and isinstance(axes[0], (tuple, list))
+        if as_tuple:
             axes = tuple(axes[0])
         n = self.ndim
         if not axes:
             return self.permute(tuple(range(n))[::-1])
-        if len(axes) == 2 and n != 2:  # PyTorch: swap two axes
+        if len(axes) == 2 and not as_tuple:  # PyTorch: swap two axes
             a, b = (_axis_index(n, d, "transpose") for d in axes)
             swapped = list(range(n))
             swapped[a], swapped[b] = b, a

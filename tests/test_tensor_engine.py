@@ -379,3 +379,27 @@ def test_training_step_runs_in_namespace(ns):
         assert type(params[0].data) is type(x.data)
         reference = host(xp, params[0].data)
         assert np.all(np.isfinite(reference))
+
+
+TRANSPOSE_2D = [  # call, the result's values for m = [[0, 1, 2], [3, 4, 5]] (PyTorch and NumPy)
+    (lambda m: m.transpose(0, 1), [[0, 3], [1, 4], [2, 5]]),      # torch.transpose: a swap
+    (lambda m: m.transpose(-2, -1), [[0, 3], [1, 4], [2, 5]]),    # the same swap
+    (lambda m: m.transpose(1, 0), [[0, 3], [1, 4], [2, 5]]),
+    (lambda m: m.transpose(0, 0), [[0, 1, 2], [3, 4, 5]]),        # swapping an axis with itself
+    (lambda m: m.transpose(), [[0, 3], [1, 4], [2, 5]]),          # NumPy: reverse the axes
+    (lambda m: m.transpose((0, 1)), [[0, 1, 2], [3, 4, 5]]),      # NumPy: a permutation tuple
+    (lambda m: m.transpose((1, 0)), [[0, 3], [1, 4], [2, 5]]),
+    (lambda m: m.T, [[0, 3], [1, 4], [2, 5]]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(TRANSPOSE_2D)))
+def test_transpose_of_a_matrix_reads_two_ints_as_pytorch_does(k):
+    # two separate ints swap two axes (torch.transpose), also on a matrix: m.transpose(0, 1)
+    # used to be read as NumPy's identity permutation and returned m unchanged
+    call, want = TRANSPOSE_2D[k]
+    m = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    out = call(m)
+    assert out.numpy().tolist() == want
+    (out * mg.tensor(np.arange(out.size, dtype=float).reshape(out.shape))).sum().backward()
+    assert m.grad.shape == (2, 3)
