@@ -171,6 +171,18 @@ def test_command_line_writes_the_formats(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path / "moodle"), *common, "--format", "moodle"])
     assert "--format moodle needs --moodle-worksheet" in capsys.readouterr().err
+    not_canvas = _write(tmp_path / "class.csv", [["login", "name"], ["jdoe", "Jane Doe"]])
+    with pytest.raises(SystemExit):      # refused before anything is graded
+        main([str(tmp_path / "canvas"), *common, "--out", str(tmp_path / "x"), "--roster",
+              str(not_canvas), "--format", "canvas"])
+    assert "lacks the column(s) ['Student', 'ID']" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    # the files of a written report, without grading again
+    assert main(["export", str(tmp_path / "c"), "--format", "nbgrader,canvas", "--roster",
+                 str(export)]) == 0
+    assert _read(tmp_path / "c" / "nbgrader.csv")[1][:4] == ["09_toy", "", "", "jdoe"]
+    assert main(["export", str(tmp_path / "nowhere"), "--format", "nbgrader"]) == 2
+    assert "no grades.json" in capsys.readouterr().err
 
 
 def test_write_formats_needs_what_each_format_reads(tmp_path):

@@ -31,6 +31,8 @@ examples:
   minigrad-grade submissions/ --shard 0/4 --secret course.key --out part0
   minigrad-grade merge part0 part1 part2 part3 --out grading-report
   minigrad-grade gradescope-autograder --out autograder.zip   Gradescope's autograder zip
+  minigrad-grade submissions/ --roster canvas-export.csv --format canvas
+  minigrad-grade export grading-report --format moodle --moodle-worksheet 1=worksheet.csv
   minigrad-grade --list-lessons                  what was released, with the points
 
 Each notebook runs in a bubblewrap sandbox (apt-get install bubblewrap); before the students,
@@ -132,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["merge"]:
         return _merge(argv[1:])
+    if argv[:1] == ["export"]:
+        return _export(argv[1:])
     if argv[:1] == ["gradescope-autograder"]:
         from .gradescope import cli
         return cli(argv[1:])
@@ -219,8 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         print(line, file=sys.stderr)
             except FormatError as exc:
                 print(f"minigrad-grade: error: {exc} (the report in {args.out} is written; "
-                      "run again with --resume to make the file without grading again)",
-                      file=sys.stderr)
+                      f"make the file from it, without grading again, with: minigrad-grade "
+                      f"export {args.out} --format ...)", file=sys.stderr)
                 return 2
     except (GraderError, LessonError) as exc:
         print(f"minigrad-grade: error: {exc}", file=sys.stderr)
@@ -258,6 +262,45 @@ def _formats_ready(formats: list[str], roster: str | None,
     for _, path in worksheets:
         if not os.path.isfile(path):
             raise FormatError(f"--moodle-worksheet {path}: no such file")
+    if "canvas" in formats:   # its columns, before anything is graded
+        from .formats import canvas_rows
+        from .results import Gradebook
+        canvas_rows(Gradebook(lessons=[], notebooks=[]), roster)
+
+
+def _export(argv: Sequence[str]) -> int:
+    """``minigrad-grade export REPORT --format ...``: the gradebook files of a written report."""
+    p = argparse.ArgumentParser(prog="minigrad-grade export",
+                                description="Write the gradebook files of --format from a "
+                                            "report minigrad-grade wrote, without grading.")
+    p.add_argument("report", metavar="REPORT", help="the report folder (its grades.json)")
+    p.add_argument("--format", action="append", required=True, metavar="FORMAT",
+                   help="canvas, moodle, nbgrader (repeatable or comma-separated)")
+    p.add_argument("--roster", metavar="CSV", help="the Canvas gradebook export (canvas)")
+    p.add_argument("--canvas-assignment", action="append", default=[], metavar="LESSON=ID")
+    p.add_argument("--moodle-worksheet", action="append", default=[], metavar="[LESSON=]CSV")
+    p.add_argument("--feedback", choices=("full", "cases", "score"), default="full",
+                   help="what Moodle's feedback comments show (default: %(default)s)")
+    args = p.parse_args(argv)
+    from .formats import FormatError, parse_lesson_ids, write_formats
+    from .report import read_gradebook
+    formats = [f.strip() for given in args.format for f in given.split(",") if f.strip()]
+    try:
+        canvas_ids = parse_lesson_ids(args.canvas_assignment, "--canvas-assignment")
+        worksheets = [(int(w.partition("=")[0]), w.partition("=")[2])
+                      if re.match(r"^\d+=", w) else (None, w) for w in args.moodle_worksheet]
+        _formats_ready(formats, args.roster, worksheets)
+        book = read_gradebook(args.report)
+        if book is None:
+            raise FormatError(f"{args.report}: no grades.json (not a minigrad-grade report)")
+        for line in write_formats(book, args.report, formats, roster=args.roster,
+                                  canvas_assignments=canvas_ids, moodle_worksheets=worksheets,
+                                  policy=args.feedback):
+            print(line)
+    except FormatError as exc:
+        print(f"minigrad-grade export: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _merge(argv: Sequence[str]) -> int:
