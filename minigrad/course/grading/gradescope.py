@@ -282,7 +282,7 @@ def setup(no_sandbox: bool = False) -> int:
     from .runner import _ZYGOTES
 
     mode, note = isolation(no_sandbox)
-    print(f"minigrad: {note}")
+    print(f"minigrad: isolation here: {mode} ({note})")
     with _ZYGOTES.kept():
         checked = preflight(load_lessons(), None, _options(mode))
     print(f"minigrad: {checked.message}")
