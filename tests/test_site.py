@@ -8,6 +8,7 @@ from disk in Chromium and uses it as a reader would, recording every request it 
 """
 from __future__ import annotations
 
+import contextlib
 import doctest
 import html
 import json
@@ -197,7 +198,8 @@ def test_the_readme_sections_moved_to_pages(built):
     linked = re.findall(r"\(docs/([\w/-]+)\.md\)", readme)
     for name in linked:
         assert (built / f"{name}.html").is_file(), name
-    for name in ("guide/library", "guide/convolutions", "guide/rnn", "guide/simulators",
+    for name in ("guide/library", "guide/convolutions", "guide/rnn", "guide/attention",
+                 "guide/simulators",
                  "guide/onnx", "guide/c-code", "guide/compile", "guide/gpu",
                  "guide/performance", "guide/grading", "guide/maintaining", "guide/layout",
                  "design", "add-an-operation", "changelog", "api/index"):
@@ -228,10 +230,11 @@ def test_the_examples_on_the_pages_run():
 @pytest.mark.slow
 @pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
                     reason=f"no Chromium at {CHROMIUM}: `apt-get install -y chromium`")
-def test_the_site_works_from_disk_in_a_browser(built, tmp_path):
-    playwright = pytest.importorskip("playwright.sync_api")
+def test_the_site_works_from_disk_in_a_browser(built, tmp_path, playwright):
+    # pytest-playwright's session-wide Playwright (the other browser tests use it too: a
+    # second sync_playwright() inside its running event loop is refused)
     requests, failed, errors = [], [], []
-    with playwright.sync_playwright() as p:
+    with contextlib.nullcontext(playwright) as p:
         context = p.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True,
             args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000})
