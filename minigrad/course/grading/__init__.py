@@ -17,7 +17,8 @@ Each notebook runs in its own sandbox (:mod:`.sandbox`, bubblewrap) as the *rele
 with the student's exercise cells put in place; the checks' expected values are computed and
 compared here, in the grader, on inputs drawn from a secret seed (:mod:`.runner`), and the
 weights come from ``minigrad.course.checks.lessonN.EXERCISES``. See :mod:`.submissions` for
-the folder layout and the README's "Grading" section for the threat model. The grader needs
+the folder layout and the "Grading, and the threat model" page (``docs/guide/grading.md``)
+for the threat model. The grader needs
 ``nbformat``, ``ipython``, ``tqdm``, and what the lessons import (``matplotlib``,
 ``scikit-learn``): the ``grade`` extra has them all.
 
