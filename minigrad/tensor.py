@@ -941,9 +941,9 @@ class Tensor:
         than two) is a full permutation, as ``numpy.transpose``. Axes out of range are an
         error. The gradient is permuted back.
         """
-        as_tuple = len(axes) == 1 and isinstance(axes[0], (tuple, list))
-        if as_tuple:
-            axes = tuple(axes[0])
+        as_tuple = False
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes, as_tuple = tuple(axes[0]), True
         n = self.ndim
         if not axes:
             return self.permute(tuple(range(n))[::-1])
