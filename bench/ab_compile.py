@@ -43,18 +43,10 @@ def load_old(rev: str, where: Path) -> Any:
     return importlib.import_module("minigrad_ab")
 
 
-def moons_case(mg: Any, batch: int, adam: bool) -> tuple[Callable[[], Any], Any]:
-    nn = importlib.import_module(f"{mg.__name__}.nn")
-    optim = importlib.import_module(f"{mg.__name__}.optim")
+def compiled_step(mg: Any, model: Any, opt: Any, x: np.ndarray, y: np.ndarray
+                  ) -> tuple[Callable[[], Any], Any]:
+    """One call of the compiled training step on the batch (x, y), and the compiled step."""
     F = importlib.import_module(f"{mg.__name__}.functional")
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((batch, 2)).astype("float32")
-    y = rng.integers(0, 2, batch)
-    model = nn.Sequential(nn.Linear(2, 16, seed=0, dtype="float32"), nn.ReLU(),
-                          nn.Linear(16, 16, seed=1, dtype="float32"), nn.ReLU(),
-                          nn.Linear(16, 2, seed=2, dtype="float32"))
-    opt = (optim.Adam(model.parameters(), lr=0.01) if adam
-           else optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
 
     def step(xb: Any, yb: Any) -> Any:
         opt.zero_grad()
@@ -68,10 +60,23 @@ def moons_case(mg: Any, batch: int, adam: bool) -> tuple[Callable[[], Any], Any]
     return (lambda: compiled(xt, y)), compiled
 
 
+def moons_case(mg: Any, batch: int, adam: bool) -> tuple[Callable[[], Any], Any]:
+    nn = importlib.import_module(f"{mg.__name__}.nn")
+    optim = importlib.import_module(f"{mg.__name__}.optim")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, 2)).astype("float32")
+    y = rng.integers(0, 2, batch)
+    model = nn.Sequential(nn.Linear(2, 16, seed=0, dtype="float32"), nn.ReLU(),
+                          nn.Linear(16, 16, seed=1, dtype="float32"), nn.ReLU(),
+                          nn.Linear(16, 2, seed=2, dtype="float32"))
+    opt = (optim.Adam(model.parameters(), lr=0.01) if adam
+           else optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+    return compiled_step(mg, model, opt, x, y)
+
+
 def lenet_case(mg: Any) -> tuple[Callable[[], Any], Any]:
     nn = importlib.import_module(f"{mg.__name__}.nn")
     optim = importlib.import_module(f"{mg.__name__}.optim")
-    F = importlib.import_module(f"{mg.__name__}.functional")
     rng = np.random.default_rng(0)
     x = rng.standard_normal((8, 1, 14, 14)).astype("float32")
     y = rng.integers(0, 3, 8)
@@ -81,17 +86,7 @@ def lenet_case(mg: Any) -> tuple[Callable[[], Any], Any]:
                           nn.Linear(6 * 3 * 3, 16, seed=2, dtype="float32"), nn.ReLU(),
                           nn.Linear(16, 3, seed=3, dtype="float32"))
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-
-    def step(xb: Any, yb: Any) -> Any:
-        opt.zero_grad()
-        loss = F.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
-        return loss
-
-    compiled = mg.compile(step)
-    xt = mg.tensor(x)
-    return (lambda: compiled(xt, y)), compiled
+    return compiled_step(mg, model, opt, x, y)
 
 
 CASES: dict[str, Callable[[Any], tuple[Callable[[], Any], Any]]] = {

@@ -722,7 +722,7 @@ class CompiledStep:
                 self.calls["replayed"] += 1
                 entry.changes = 0
                 return result
-            self._state_changed(entry, change)
+            self._state_changed(entry, change, entry.program.guard)
             if entry.changes >= self.max_changes:
                 return self._eager(args, kwargs, key, "the state the step reaches changes at "
                                    f"every call ({change}); compile cannot keep up with it")
@@ -735,10 +735,10 @@ class CompiledStep:
             return self.step(*args)
         return self._record(args, key, entry)
 
-    def _state_changed(self, entry: _Entry, change: str) -> None:
-        """The state a program was recorded on changed: drop the programs, record again."""
-        assert entry.program is not None
-        arrays_only = entry.program.guard.only_arrays_changed()
+    def _state_changed(self, entry: _Entry, change: str, guard: StateGuard) -> None:
+        """The state the step reaches changed (before a replay, or during a recording): drop
+        the programs, record again."""
+        arrays_only = guard.only_arrays_changed()
         self.changes.append(change)
         entry.changes += 1
         for other in self.entries.values():
@@ -842,11 +842,7 @@ class CompiledStep:
                             "call scheduler.step() outside the compiled step")
         change = guard.changed()
         if change is not None and not problems:  # e.g. p.data = array, synced by this step
-            self.changes.append(change)
-            entry.changes += 1
-            entry.signature = None
-            if not guard.only_arrays_changed():
-                self.optimizers = None
+            self._state_changed(entry, change, guard)
             if entry.changes >= self.max_changes:
                 problems.append(f"the step itself changes the state it reaches: {change}")
             else:

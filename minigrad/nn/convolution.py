@@ -8,7 +8,7 @@ from typing import Any
 
 from ..conv_extra import _single, adaptive_avg_pool2d, conv1d
 from ..tensor import Tensor
-from .modules import Module, _generator, _uniform_parameter
+from .modules import Module, _generator, _uniform_parameter, _conv_repr
 
 __all__ = ["Conv1d", "AdaptiveAvgPool2d"]
 
@@ -68,17 +68,7 @@ class Conv1d(Module):
                       self.groups)
 
     def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0,):
-            s += f", padding={self.padding}"
-        if self.dilation != (1,):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        return _conv_repr(self)
 
 
 class AdaptiveAvgPool2d(Module):

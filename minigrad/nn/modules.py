@@ -657,17 +657,23 @@ class Conv2d(Module):
                         self.groups)
 
     def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0, 0):
-            s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        return _conv_repr(self)
+
+
+def _conv_repr(layer: Any) -> str:
+    """PyTorch's repr of a convolution of any number of spatial axes (defaults left out)."""
+    n = len(layer.stride)
+    s = (f"{layer.in_channels}, {layer.out_channels}, kernel_size={layer.kernel_size}, "
+         f"stride={layer.stride}")
+    if layer.padding != (0,) * n:
+        s += f", padding={layer.padding}"
+    if layer.dilation != (1,) * n:
+        s += f", dilation={layer.dilation}"
+    if layer.groups != 1:
+        s += f", groups={layer.groups}"
+    if layer.bias is None:
+        s += ", bias=False"
+    return s
 
 
 class _Pool2d(Module):
