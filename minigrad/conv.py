@@ -29,7 +29,8 @@ so the same code runs on NumPy, CuPy and array-api-strict.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from ._utils import pair
 from .backend import (Array, add_windows, is_floating, sliding_windows, times_mask,
@@ -85,68 +86,119 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPai
         if t is not None and not isinstance(t, Tensor):
             raise TypeError(f"conv2d: {arg} must be a Tensor; got {type(t).__name__}. Wrap it "
                             "first: minigrad.tensor(...)")
-    sh, sw = pair(stride, "conv2d", "stride", low=1)
-    ph, pw = pair(padding, "conv2d", "padding", low=0)
-    dh, dw = pair(dilation, "conv2d", "dilation", low=1)
+    strides = pair(stride, "conv2d", "stride", low=1)
+    paddings = pair(padding, "conv2d", "padding", low=0)
+    dilations = pair(dilation, "conv2d", "dilation", low=1)
     if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
         raise ValueError(f"conv2d: groups must be a positive int; got {groups!r}")
     if groups > 1:
-        return _grouped_conv2d(x, weight, bias, (sh, sw), (ph, pw), (dh, dw), groups)
+        return _grouped_conv2d(x, weight, bias, strides, paddings, dilations, groups)
+    return _conv2d(x, weight, bias, _conv_sizes(x, weight, bias, strides, paddings, dilations))
+
+
+class _ConvSizes(NamedTuple):
+    """The sizes of one convolution (groups=1), named as in :func:`conv2d`'s docstring."""
+
+    n: int                    # x: (N, C, H, W)
+    c: int
+    h: int
+    w: int
+    c_out: int                # weight: (C_out, C, kh, kw)
+    kh: int
+    kw: int
+    stride: tuple[int, int]   # (sh, sw)
+    padding: tuple[int, int]  # (ph, pw)
+    dilation: tuple[int, int]  # (dh, dw)
+    hp: int                   # the padded input: (Hp, Wp) = (H + 2 * ph, W + 2 * pw)
+    wp: int
+    span_h: int               # the pixels a dilated kernel covers: (kh - 1) * dh + 1
+    span_w: int
+    oh: int                   # the output: (N, C_out, OH, OW)
+    ow: int
+
+
+def _conv_sizes(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, int],
+                padding: tuple[int, int], dilation: tuple[int, int]) -> _ConvSizes:
+    """Check conv2d's inputs (:func:`_check_conv`) and that the kernel fits; their sizes."""
     n, c, h, w, c_out, kh, kw = _check_conv(x, weight, bias)
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     hp, wp = h + 2 * ph, w + 2 * pw
     span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1  # the pixels a dilated kernel covers
-    dilated = dh > 1 or dw > 1
     if span_h > hp or span_w > wp:
+        dilated = dh > 1 or dw > 1
         spans = f" (covering {span_h}x{span_w} with dilation ({dh}, {dw}))" if dilated else ""
         raise ValueError(f"conv2d: the {kh}x{kw} kernel is larger than the input {h}x{w} with "
                          f"padding ({ph}, {pw}): {hp}x{wp}{spans}")
     oh, ow = (hp - span_h) // sh + 1, (wp - span_w) // sw + 1
-    xp = x._xp
-    k = c * kh * kw  # numbers in one window: the length of one column of cols
+    return _ConvSizes(n, c, h, w, c_out, kh, kw, (sh, sw), (ph, pw), (dh, dw), hp, wp,
+                      span_h, span_w, oh, ow)
 
-    # 1. The input, zero-padded, in a batch-last buffer (C, Hp, Wp, N), seen as (N, C, Hp, Wp).
-    buffer = (xp.zeros if ph or pw else xp.empty)((c, hp, wp, n), dtype=x.dtype)
-    buffer[:, ph:ph + h, pw:pw + w, :] = xp.permute_dims(x.data, (1, 2, 3, 0))
-    padded = xp.permute_dims(buffer, (3, 0, 1, 2))
-    # 2. im2col: the windows (N, C, OH, OW, kh, kw), reordered to (C, kh, kw, OH, OW, N) and
-    #    copied into a matrix with one column per window: (C*kh*kw, OH*OW*N).
-    windows = sliding_windows(padded, span_h, span_w, (sh, sw))
-    if dilated:  # keep every dh-th row and dw-th column of each window: the kernel's taps
-        windows = windows[..., ::dh, ::dw]
-    cols = xp.reshape(xp.permute_dims(windows, (1, 4, 5, 2, 3, 0)), (k, oh * ow * n))
-    # 3. One matrix product gives every output: (C_out, C*kh*kw) @ (C*kh*kw, OH*OW*N).
-    w_mat = xp.reshape(weight.data, (c_out, k))
+
+def _conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, s: _ConvSizes) -> Tensor:
+    """conv2d with one group: im2col, one matrix product, and the op with its VJP."""
+    xp = x._xp
+    cols = _im2col(xp, x.data, s)  # (C*kh*kw, OH*OW*N)
+    # One matrix product gives every output: (C_out, C*kh*kw) @ (C*kh*kw, OH*OW*N).
+    w_mat = xp.reshape(weight.data, (s.c_out, s.c * s.kh * s.kw))
     y = w_mat @ cols
     if bias is not None:
-        y += xp.reshape(bias.data, (c_out, 1))
-    out = xp.permute_dims(xp.reshape(y, (c_out, oh, ow, n)), (3, 0, 1, 2))  # (N, C_out, OH, OW)
-
+        y += xp.reshape(bias.data, (s.c_out, 1))
+    out = xp.permute_dims(xp.reshape(y, (s.c_out, s.oh, s.ow, s.n)), (3, 0, 1, 2))  # NCHW
     need_x, need_w = x.requires_grad, weight.requires_grad
-    w_shape = tuple(weight.shape)
-
-    def vjp(g: Array, w_mat: Array, cols: Array | None = None) -> tuple[Any, ...]:
-        # The output gradient as a matrix like y: (C_out, OH*OW*N) (free when g is batch-last).
-        g_mat = xp.reshape(xp.permute_dims(g, (1, 2, 3, 0)), (c_out, oh * ow * n))
-        gw = _weight_grad(xp, g_mat, cols, oh, w_shape) if need_w else None
-        gb = xp.sum(g_mat, axis=1) if bias is not None else None
-        gx = None
-        if need_x:
-            d_cols = xp.matrix_transpose(w_mat) @ g_mat  # (C*kh*kw, OH*OW*N)
-            d_windows = xp.permute_dims(xp.reshape(d_cols, (c, kh, kw, oh, ow, n)),
-                                        (5, 0, 3, 4, 1, 2))  # (N, C, OH, OW, kh, kw)
-            d_padded = xp.permute_dims(xp.zeros((c, hp, wp, n), dtype=g.dtype), (3, 0, 1, 2))
-            if dilated:  # back to full windows, zeros between the taps
-                full = xp.zeros((n, c, oh, ow, span_h, span_w), dtype=g.dtype)
-                full[..., ::dh, ::dw] = d_windows
-                d_windows = full
-            d_padded = add_windows(d_padded, d_windows, (sh, sw))  # col2im
-            gx = d_padded[:, :, ph:ph + h, pw:pw + w]
-        return (gx, gw) if bias is None else (gx, gw, gb)
-
+    vjp = _conv2d_vjp(xp, s, tuple(weight.shape), need_x, need_w, bias is not None)
     # cols (the big one) is kept only when the weight needs its gradient.
     saved = (w_mat, cols) if need_w else (w_mat,)
     parents = (x, weight) if bias is None else (x, weight, bias)
     return op(out, parents, vjp, saved=saved, name="conv2d")
+
+
+def _im2col(xp: Any, x: Array, s: _ConvSizes) -> Array:
+    """The windows of ``x`` (N, C, H, W), one column each: a matrix (C*kh*kw, OH*OW*N)."""
+    n, c, h, w = s.n, s.c, s.h, s.w
+    (ph, pw), (dh, dw) = s.padding, s.dilation
+    # 1. The input, zero-padded, in a batch-last buffer (C, Hp, Wp, N), seen as (N, C, Hp, Wp).
+    buffer = (xp.zeros if ph or pw else xp.empty)((c, s.hp, s.wp, n), dtype=x.dtype)
+    buffer[:, ph:ph + h, pw:pw + w, :] = xp.permute_dims(x, (1, 2, 3, 0))
+    padded = xp.permute_dims(buffer, (3, 0, 1, 2))
+    # 2. im2col: the windows (N, C, OH, OW, kh, kw), reordered to (C, kh, kw, OH, OW, N) and
+    #    copied into a matrix with one column per window: (C*kh*kw, OH*OW*N).
+    windows = sliding_windows(padded, s.span_h, s.span_w, s.stride)
+    if dh > 1 or dw > 1:  # keep every dh-th row and dw-th column of each window: the taps
+        windows = windows[..., ::dh, ::dw]
+    k = c * s.kh * s.kw  # numbers in one window: the length of one column
+    return xp.reshape(xp.permute_dims(windows, (1, 4, 5, 2, 3, 0)), (k, s.oh * s.ow * n))
+
+
+def _conv2d_vjp(xp: Any, s: _ConvSizes, w_shape: tuple[int, ...], need_x: bool, need_w: bool,
+                has_bias: bool) -> Callable[..., tuple[Any, ...]]:
+    """The VJP of ``y = w_mat @ cols (+ bias)``: matmul's two rules, then col2im for ``x``."""
+    def vjp(g: Array, w_mat: Array, cols: Array | None = None) -> tuple[Any, ...]:
+        # The output gradient as a matrix like y: (C_out, OH*OW*N) (free when g is batch-last).
+        g_mat = xp.reshape(xp.permute_dims(g, (1, 2, 3, 0)), (s.c_out, s.oh * s.ow * s.n))
+        gw = _weight_grad(xp, g_mat, cols, s.oh, w_shape) if need_w else None
+        gb = xp.sum(g_mat, axis=1) if has_bias else None
+        gx = None
+        if need_x:
+            d_cols = xp.matrix_transpose(w_mat) @ g_mat  # (C*kh*kw, OH*OW*N)
+            gx = _col2im(xp, d_cols, s, g.dtype)
+        return (gx, gw, gb) if has_bias else (gx, gw)
+    return vjp
+
+
+def _col2im(xp: Any, d_cols: Array, s: _ConvSizes, dtype: Any) -> Array:
+    """The adjoint of :func:`_im2col`: each column added back onto the pixels it was cut from
+    (windows overlap, so a pixel collects from every window that contains it); (N, C, H, W)."""
+    n, c, h, w = s.n, s.c, s.h, s.w
+    (ph, pw), (dh, dw) = s.padding, s.dilation
+    d_windows = xp.permute_dims(xp.reshape(d_cols, (c, s.kh, s.kw, s.oh, s.ow, n)),
+                                (5, 0, 3, 4, 1, 2))  # (N, C, OH, OW, kh, kw)
+    d_padded = xp.permute_dims(xp.zeros((c, s.hp, s.wp, n), dtype=dtype), (3, 0, 1, 2))
+    if dh > 1 or dw > 1:  # back to full windows, zeros between the taps
+        full = xp.zeros((n, c, s.oh, s.ow, s.span_h, s.span_w), dtype=dtype)
+        full[..., ::dh, ::dw] = d_windows
+        d_windows = full
+    d_padded = add_windows(d_padded, d_windows, s.stride)  # col2im
+    return d_padded[:, :, ph:ph + h, pw:pw + w]
 
 
 def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -> Tensor:
@@ -186,7 +238,13 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
         raise ValueError(f"max_pool2d: the {kh}x{kw} window is larger than the {h}x{w} input")
     if (kh, kw, sh, sw) == (2, 2, 2, 2):
         return _max_pool_2x2(x)
+    return _max_pool(x, (kh, kw), (sh, sw))
+
+
+def _max_pool(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int]) -> Tensor:
+    """max_pool2d for any window and stride (its arguments checked): the general path."""
     xp = x._xp
+    (h, w), (kh, kw), (sh, sw) = x.shape[2:], kernel, stride
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
     rows = [window_slice(i, oh, sh) for i in range(kh)]  # row i of every window
     columns = [window_slice(j, ow, sw) for j in range(kw)]
@@ -202,12 +260,19 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
     # read here, not in backward, so that minigrad.compile can check it; only when a gradient
     # may be asked for (the read waits for a GPU)
     nan_windows = x.requires_grad and _has_nan(xp, y)
+    vjp = _max_pool_vjp(xp, rows, columns, nan_windows)
+    return op(y, (x,), vjp, saved=(x.data, y), name="max_pool2d")
 
+
+def _max_pool_vjp(xp: Any, rows: list[slice], columns: list[slice], nan_windows: bool
+                  ) -> Callable[[Array, Array, Array], Array]:
+    """The VJP of :func:`_max_pool`: each window's gradient to its first maximum (row-major),
+    found by comparing the positions with the maximum ``y`` one after the other."""
     def vjp(g: Array, x: Array, y: Array) -> Array:
         dx = xp.zeros_like(x)
         left = g  # the gradient of the windows whose maximum is not found yet
-        positions = [(i, j) for i in range(kh) for j in range(kw)]  # row-major: first max wins
-        for number, (i, j) in enumerate(positions, start=1):
+        positions = [(i, j) for i in range(len(rows)) for j in range(len(columns))]
+        for number, (i, j) in enumerate(positions, start=1):  # row-major: first max wins
             if number < len(positions) or nan_windows:
                 d = times_mask(left, x[:, :, rows[i], columns[j]] == y)
                 left = left - d  # now 0 in the windows just served
@@ -220,8 +285,7 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None) -
                 left = left - d
                 dx[:, :, rows[i], columns[j]] += d
         return dx
-
-    return op(y, (x,), vjp, saved=(x.data, y), name="max_pool2d")
+    return vjp
 
 
 def _max_pool_2x2(x: Tensor) -> Tensor:
@@ -314,12 +378,20 @@ def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
                          f"size ({kh}, {kw})")
     if not is_floating(x._xp, x.dtype):
         raise TypeError(f"avg_pool2d: x must be floating point; got dtype {x.dtype}")
-    n, c, h, w = x.shape
+    h, w = x.shape[2:]
     hp, wp = h + 2 * ph, w + 2 * pw
     if kh > hp or kw > wp:
         raise ValueError(f"avg_pool2d: the {kh}x{kw} window is larger than the {h}x{w} input "
                          f"with padding ({ph}, {pw})")
+    return _avg_pool(x, (kh, kw), (sh, sw), (ph, pw))
+
+
+def _avg_pool(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int],
+              padding: tuple[int, int]) -> Tensor:
+    """avg_pool2d once its arguments are checked: the sum of the kh*kw positions, divided."""
     xp = x._xp
+    (n, c, h, w), (kh, kw), (sh, sw), (ph, pw) = x.shape, kernel, stride, padding
+    hp, wp = h + 2 * ph, w + 2 * pw
     oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
     rows = [window_slice(i, oh, sh) for i in range(kh)]
     columns = [window_slice(j, ow, sw) for j in range(kw)]
