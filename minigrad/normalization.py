@@ -124,14 +124,39 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         Added to the variance before the square root.
     """
     x = _tensor_arg(x, "batch_norm")
+    weight, bias = _check_batch_norm(x, running_mean, running_var, weight, bias, training)
     xp = x._xp
-    if not is_floating(xp, x.dtype):
+    c = x.shape[1]
+    pshape = (c,)
+    axes = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, c) + (1,) * (x.ndim - 2)  # (C,) broadcast against (N, C, ...)
+    w = xp.reshape(weight.data, bshape) if weight is not None else xp.ones(bshape, dtype=x.dtype)
+    if training:
+        xhat, rstd = _batch_statistics(x, axes, running_mean, running_var, momentum, eps)
+    else:
+        assert running_mean is not None and running_var is not None  # checked above
+        rstd = 1.0 / xp.sqrt(xp.reshape(running_var.data, bshape) + eps)
+        xhat = (x.data - xp.reshape(running_mean.data, bshape)) * rstd
+    y = xhat * w if weight is not None else xhat
+    if bias is not None:
+        y = y + xp.reshape(bias.data, bshape)
+    parents = [x] + [t for t in (weight, bias) if t is not None]
+    vjp = _normalized_vjp(xp, axes, axes, pshape, weight is not None, bias is not None, training)
+    if not training:
+        vjp = _running_vjp(vjp)
+    return op(y, parents, vjp, saved=(xhat, rstd, w), name="batch_norm")
+
+
+def _check_batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                      weight: Tensor | None, bias: Tensor | None, training: bool
+                      ) -> tuple[Tensor | None, Tensor | None]:
+    """Check batch_norm's arguments (dtypes, shapes (C,)); return ``weight`` and ``bias``."""
+    if not is_floating(x._xp, x.dtype):
         raise TypeError(f"batch_norm: expected a floating-point input; got dtype {x.dtype}")
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected an input (N, C, ...) with at least 2 axes; got "
                          f"shape {x.shape}")
-    c = x.shape[1]
-    pshape = (c,)
+    pshape = (x.shape[1],)
     weight = _optional(weight, "batch_norm", "weight", pshape, x)
     bias = _optional(bias, "batch_norm", "bias", pshape, x)
     for arg, t in (("running_mean", running_mean), ("running_var", running_var)):
@@ -144,41 +169,39 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     if not training and (running_mean is None or running_var is None):
         raise ValueError("batch_norm: running_mean and running_var are needed when "
                          "training=False")
-    axes = (0,) + tuple(range(2, x.ndim))
-    bshape = (1, c) + (1,) * (x.ndim - 2)  # (C,) broadcast against (N, C, ...)
-    w = xp.reshape(weight.data, bshape) if weight is not None else xp.ones(bshape, dtype=x.dtype)
-    if training:
-        n = math.prod(x.shape[i] for i in axes)
-        if n <= 1:
-            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
-                             f"training, got input size {list(x.shape)}")
-        mean = xp.mean(x.data, axis=axes, keepdims=True)
-        d = x.data - mean
-        var = xp.mean(d * d, axis=axes, keepdims=True)
-        rstd = 1.0 / xp.sqrt(var + eps)
-        xhat = d * rstd
-        m = momentum  # a new array each time: the old one is not changed under its readers
-        if running_mean is not None:
-            running_mean.data = xp.astype((1 - m) * running_mean.data
-                                          + m * xp.reshape(mean, pshape), running_mean.dtype)
-        if running_var is not None:  # the unbiased variance, as PyTorch
-            running_var.data = xp.astype((1 - m) * running_var.data
-                                         + m * xp.reshape(var, pshape) * (n / (n - 1)),
-                                         running_var.dtype)
-    else:
-        assert running_mean is not None and running_var is not None  # checked above
-        rstd = 1.0 / xp.sqrt(xp.reshape(running_var.data, bshape) + eps)
-        xhat = (x.data - xp.reshape(running_mean.data, bshape)) * rstd
-    y = xhat * w if weight is not None else xhat
-    if bias is not None:
-        y = y + xp.reshape(bias.data, bshape)
-    parents = [x] + [t for t in (weight, bias) if t is not None]
-    if training:
-        vjp = _normalized_vjp(xp, axes, axes, pshape, weight is not None, bias is not None, True)
-    else:
-        batch_vjp = _normalized_vjp(xp, axes, axes, pshape, weight is not None, bias is not None,
-                                    False)
+    return weight, bias
 
-        def vjp(g: Array, xhat: Array, rstd: Array, w: Array) -> tuple[Any, ...]:
-            return (g * w * rstd, *batch_vjp(g, xhat, rstd, w)[1:])
-    return op(y, parents, vjp, saved=(xhat, rstd, w), name="batch_norm")
+
+def _batch_statistics(x: Tensor, axes: tuple[int, ...], running_mean: Tensor | None,
+                      running_var: Tensor | None, momentum: float, eps: float
+                      ) -> tuple[Array, Array]:
+    """``xhat`` and ``rstd`` from the batch's statistics over ``axes``, and the running
+    statistics updated (each ``.data`` replaced by a new array); see :func:`batch_norm`."""
+    xp = x._xp
+    pshape = (x.shape[1],)
+    n = math.prod(x.shape[i] for i in axes)
+    if n <= 1:
+        raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                         f"training, got input size {list(x.shape)}")
+    mean = xp.mean(x.data, axis=axes, keepdims=True)
+    d = x.data - mean
+    var = xp.mean(d * d, axis=axes, keepdims=True)
+    rstd = 1.0 / xp.sqrt(var + eps)
+    xhat = d * rstd
+    m = momentum  # a new array each time: the old one is not changed under its readers
+    if running_mean is not None:
+        running_mean.data = xp.astype((1 - m) * running_mean.data
+                                      + m * xp.reshape(mean, pshape), running_mean.dtype)
+    if running_var is not None:  # the unbiased variance, as PyTorch
+        running_var.data = xp.astype((1 - m) * running_var.data
+                                     + m * xp.reshape(var, pshape) * (n / (n - 1)),
+                                     running_var.dtype)
+    return xhat, rstd
+
+
+def _running_vjp(batch_vjp: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
+    """The VJP with fixed (running) statistics: ``dx = g * w * rstd``; the weight's and the
+    bias's gradients as with batch statistics (``batch_vjp`` made with ``x_grad=False``)."""
+    def vjp(g: Array, xhat: Array, rstd: Array, w: Array) -> tuple[Any, ...]:
+        return (g * w * rstd, *batch_vjp(g, xhat, rstd, w)[1:])
+    return vjp
