@@ -240,6 +240,17 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, ignore_index
     if probabilities or weight is not None or reduction != "mean" or label_smoothing:
         return _cross_entropy_general(logits, targets, weight, ignore_index, reduction,
                                       label_smoothing, probabilities)
+    return _fused_cross_entropy(logits, targets, ignore_index, reduction, label_smoothing)
+
+
+def _fused_cross_entropy(logits: Tensor, targets: Any, ignore_index: int, reduction: str,
+                         label_smoothing: float) -> Tensor:
+    """cross_entropy with the defaults (class indices, no weight, the mean, no smoothing):
+    one operation whose backward is ``(softmax(z) - onehot(targets)) / N``.
+
+    Where a real class is ignored, or a target is outside ``0..C-1``, it hands over to
+    :func:`_cross_entropy_general` (which ignores the row or raises the error).
+    """
     t = _check_targets(logits, targets, "cross_entropy")
     xp, z = logits._xp, logits.data
     n, c = z.shape
