@@ -7,7 +7,7 @@
 
 **tests** runs every engine test that takes an array namespace on CuPy (the ``ns``-parametrised
 tests of the files that import :mod:`engine_helpers`, with ``MINIGRAD_TEST_NAMESPACES=cupy``),
-and all of ``tests/test_gpu.py``.
+and all of ``tests/engine/test_gpu.py``.
 
 **bench** trains three networks in float32 with minigrad on CuPy and with PyTorch CUDA eager,
 from the same initial weights on the same batches (the models of :mod:`bench.impl_minigrad`
@@ -81,9 +81,10 @@ CASES = [
 
 def _namespace_test_files() -> list[str]:
     """The test files whose tests take an array namespace (they import engine_helpers), and
-    those with GPU tests of their own (they ask ``cupy_available``); not tests/test_gpu.py."""
-    files = sorted(p for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_gpu.py"
-                   and ("from engine_helpers import" in p.read_text()
+    those with GPU tests of their own (they ask ``cupy_available``); not
+    tests/engine/test_gpu.py."""
+    files = sorted(p for p in (ROOT / "tests").rglob("test_*.py") if p.name != "test_gpu.py"
+                   and ("engine_helpers import" in p.read_text()
                         or "cupy_available" in p.read_text()))
     return [str(p.relative_to(ROOT)) for p in files]
 
@@ -91,7 +92,7 @@ def _namespace_test_files() -> list[str]:
 def namespace_test_ids(collected: str, ns: str) -> list[str]:
     """The test ids in ``pytest --collect-only -q`` output that run on namespace ``ns``.
 
-    ``tests/test_tensor_ops.py::test_unary_vjp[exp-cupy]`` runs on cupy: one of the dash-
+    ``tests/engine/test_tensor_ops.py::test_unary_vjp[exp-cupy]`` runs on cupy: one of the dash-
     separated parameters in brackets is the namespace's name. On cupy, the GPU tests of other
     files are taken too: those with "gpu" or "cuda" in their name.
     """
@@ -107,7 +108,7 @@ def namespace_test_ids(collected: str, ns: str) -> list[str]:
 
 
 def run_tests(ns: str, limit: float) -> int:
-    """Run the ``ns``-parametrised tests on namespace ``ns``, and tests/test_gpu.py.
+    """Run the ``ns``-parametrised tests on namespace ``ns``, and tests/engine/test_gpu.py.
 
     The run is stopped after ``limit`` seconds, pytest's worker processes with it.
     """
@@ -124,14 +125,14 @@ def run_tests(ns: str, limit: float) -> int:
               f"{len(ids)} found)")
         return listed.returncode or 1
     print(f"tests: {len(ids)} namespace tests on {ns} from {', '.join(files)}, "
-          "and tests/test_gpu.py", flush=True)
+          "and tests/engine/test_gpu.py", flush=True)
     workers: list[str] = []
     try:
         import xdist  # noqa: F401  (on the GPU machine: compile CuPy's kernels in parallel)
         workers = ["-n", "4"]
     except ImportError:
         pass
-    run = subprocess.Popen(base + ["-q", "-rs", "--tb=short", *workers, "tests/test_gpu.py", *ids], env=env,
+    run = subprocess.Popen(base + ["-q", "-rs", "--tb=short", *workers, "tests/engine/test_gpu.py", *ids], env=env,
                            cwd=ROOT, start_new_session=True)  # its own group: killed as one
     try:
         return run.wait(timeout=limit)

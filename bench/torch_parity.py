@@ -1,12 +1,12 @@
-"""Recompute every pinned PyTorch value of ``tests/torch_values.json`` with PyTorch.
+"""Recompute every pinned PyTorch value of ``tests/support/torch_values.json`` with PyTorch.
 
     python -m bench.torch_parity            # exit status 1 if any pinned value differs
-    python -m bench.torch_parity --write    # rewrite tests/torch_values.json from PyTorch
+    python -m bench.torch_parity --write    # rewrite tests/support/torch_values.json from PyTorch
 
-It also re-derives the bad-input table of ``tests/test_bad_inputs.py``: each answer pinned
+It also re-derives the bad-input table of ``tests/engine/test_bad_inputs.py``: each answer pinned
 there must be PyTorch's, and PyTorch must raise where the table says minigrad raises.
 
-The cases (``tests/torch_cases.py``) are shared with ``tests/test_torch_parity.py``, which
+The cases (``tests/support/torch_cases.py``) are shared with ``tests/engine/test_torch_parity.py``, which
 checks minigrad against the same pinned values without PyTorch. So the test pins minigrad to
 these numbers, and this script pins these numbers to PyTorch. It also runs minigrad on each
 case and reports where minigrad and PyTorch differ (the test does that too).
@@ -17,12 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent.parent / "tests"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load() -> tuple:
-    sys.path.insert(0, str(TESTS))
-    import torch_cases
+    sys.path.insert(0, str(ROOT))
+    from tests.support import torch_cases
     try:
         _, pinned = torch_cases.load_pinned()
     except FileNotFoundError:
@@ -33,7 +33,7 @@ def _load() -> tuple:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true",
-                        help="rewrite tests/torch_values.json from PyTorch's results")
+                        help="rewrite tests/support/torch_values.json from PyTorch's results")
     args = parser.parse_args(argv)
     import torch
 
@@ -73,13 +73,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _bad_inputs(write: bool) -> int:
-    """Re-derive the bad-input table (``tests/test_bad_inputs.py``) with PyTorch: each pinned
+    """Re-derive the bad-input table (``tests/engine/test_bad_inputs.py``) with PyTorch: each pinned
     answer must be PyTorch's, and PyTorch must raise on each row where minigrad must raise.
     Its pinned values are written in the test file itself (``--write`` leaves them alone)."""
     import tempfile
     import warnings
 
-    import test_bad_inputs as table  # tests/ is on sys.path (see _load)
+    from tests.engine import test_bad_inputs as table  # the root is on sys.path (see _load)
 
     lib = table.Lib("torch")
     failures = 0
@@ -104,15 +104,15 @@ def _bad_inputs(write: bool) -> int:
                 print(f"DIFFERS  {row.name}: PyTorch gives {got}, pinned "
                       f"{table.PINNED[row.name]}")
     if write and failures:
-        print("(bad-input rows are pinned in tests/test_bad_inputs.py: edit them by hand)")
+        print("(bad-input rows are pinned in tests/engine/test_bad_inputs.py: edit them by hand)")
     print(f"{len(table.ROWS)} bad-input rows, {failures} differ from PyTorch")
     return failures
 
 
 def _state_dicts() -> int:
     """Re-derive the state-dict keys, shapes and reprs of issue 29's modules, pinned in
-    tests/torch_cases_issue29.py (STATE_DICTS; edit them by hand), with PyTorch."""
-    import torch_cases_issue29 as table  # tests/ is on sys.path (see _load)
+    tests/support/torch_cases_issue29.py (STATE_DICTS; edit them by hand), with PyTorch."""
+    from tests.support import torch_cases_issue29 as table  # the root is on sys.path (_load)
 
     failures = 0
     for name, (spec, text) in table.torch_state_dict_specs().items():

@@ -1,5 +1,5 @@
 """Attention and Transformer layers against PyTorch: the pinned values of
-``tests/test_attention.py`` (``tests/attention_recipe.py``, ``tests/attention_values.json``).
+``tests/nn/test_attention.py`` (``tests/support/attention_recipe.py``, ``tests/support/attention_values.json``).
 
     python -m bench.torch_parity_attention           # recompute with torch, compare all three
     python -m bench.torch_parity_attention --write   # ... and rewrite attention_values.json
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-import attention_recipe as recipe  # noqa: E402
+from tests.support import attention_recipe as recipe  # noqa: E402
 
 
 class TorchLib(recipe.Lib):

@@ -1,7 +1,7 @@
-"""Recompute the pinned PyTorch answers of tests/optim_cases.py (optimizers and schedules).
+"""Recompute the pinned PyTorch answers of tests/support/optim_cases.py (optimizers and schedules).
 
 ``python -m bench.torch_parity_optim`` runs every case with PyTorch (the ``bench`` extra) and
-fails on any value that differs from ``tests/torch_optim_values.json`` by more than 1e-12
+fails on any value that differs from ``tests/support/torch_optim_values.json`` by more than 1e-12
 relative; ``--write`` rewrites the file from PyTorch.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import optim_cases as cases  # noqa: E402
+from tests.support import optim_cases as cases  # noqa: E402
 
 
 def compute() -> dict:

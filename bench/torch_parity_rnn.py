@@ -1,7 +1,7 @@
-"""Recurrent layers against PyTorch: the pinned values of ``tests/test_rnn.py``, and speed.
+"""Recurrent layers against PyTorch: the pinned values of ``tests/nn/test_rnn.py``, and speed.
 
     python -m bench.torch_parity_rnn              # recompute the pinned values, compare
-    python -m bench.torch_parity_rnn --print      # ... and print tests/rnn_values.json
+    python -m bench.torch_parity_rnn --print      # ... and print tests/nn/rnn_values.json
     python -m bench.torch_parity_rnn --time       # char-RNN seconds per epoch, both engines
 
 The tests cannot install PyTorch, so they carry PyTorch's outputs as literals. This script
@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_test_module() -> Any:
-    """tests/test_rnn.py, which holds the recipe (CASES, case_arrays) and the pinned values."""
-    spec = importlib.util.spec_from_file_location("test_rnn", ROOT / "tests" / "test_rnn.py")
+    """tests/nn/test_rnn.py, which holds the recipe (CASES, case_arrays) and the pinned values."""
+    spec = importlib.util.spec_from_file_location("test_rnn", ROOT / "tests" / "nn" / "test_rnn.py")
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(ROOT / "tests"))  # for its engine_helpers import
+    sys.path.insert(0, str(ROOT))  # for its tests.support import
     spec.loader.exec_module(module)
     return module
 
@@ -105,7 +105,7 @@ def parity(print_literals: bool) -> bool:
             print(line)
         literals.append(f"  {json.dumps(name)}: "
                         + json.dumps({k: np.round(v, 12).tolist() for k, v in expected.items()}))
-    if print_literals:  # the text of tests/rnn_values.json
+    if print_literals:  # the text of tests/nn/rnn_values.json
         print(f'{{"torch_version": {json.dumps(torch.__version__.split("+")[0])}, '
               '"dtype": "float64",\n "cases": {\n' + ",\n".join(literals) + "\n}}")
     print("parity:", "all agree" if ok else "MISMATCH")
@@ -133,7 +133,7 @@ def time_char_rnn(seconds_text: int, threads: int = 1) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--print", action="store_true", help="print the text of tests/rnn_values.json")
+    parser.add_argument("--print", action="store_true", help="print the text of tests/nn/rnn_values.json")
     parser.add_argument("--time", action="store_true", help="time the char-RNN per epoch")
     parser.add_argument("--chars", type=int, default=100_000,
                         help="characters of text in the timed epoch (default 100000)")

@@ -25,7 +25,7 @@ GRU           r, z, n                ``n = tanh(x W_in^T + b_in + r * (h W_hn^T 
 ============  =====================  ===================================================
 
 What the graph holds per step and per layer (measured with :mod:`minigrad.graph` and asserted
-in ``tests/test_rnn.py``; ``N`` samples, input size ``I``, hidden size ``H``):
+in ``tests/nn/test_rnn.py``; ``N`` samples, input size ``I``, hidden size ``H``):
 
 =====  ==========  ===========================================================================
 layer  operations  arrays saved for backward, values per sample

@@ -480,7 +480,8 @@ def unbroadcast(unbroadcast: Callable) -> None:
 # 2.5 cross-entropy
 
 _HAND = [  # (logits, targets) whose loss and gradient a student can derive by hand; the
-    # judge computes them like any other case (tests/test_checks_lesson2.py holds the numbers)
+    # judge computes them like any other case (tests/course/checks/test_checks_lesson2.py
+    # holds the numbers)
     ([[0.0, 0.0, 0.0, 0.0]], [2]),
     ([[0.0, np.log(3.0)]], [1]),
     ([[np.log(2.0), 0.0], [0.0, np.log(2.0)]], [0, 0]),

@@ -2,7 +2,8 @@
 
 The Python side (plan, shapes, picture, widget) writes every sentence with :func:`say`; the
 static page of the website embeds the same file, and ``static_mode.js`` fills the same
-templates, so both modes say the same thing (``tests/test_site_widget.py`` compares them).
+templates, so both modes say the same thing (``tests/course/widgets/test_site_widget.py``
+compares them).
 A template's ``{name}`` is a field; words that depend on a count are chosen by the caller.
 """
 from __future__ import annotations
