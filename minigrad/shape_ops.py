@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from typing import Any, NamedTuple, Sequence
 
 from .backend import Array, asarray, is_floating, take
@@ -203,15 +204,7 @@ def norm(x: Tensor, p: float | str = "fro", dim: Any = None, keepdim: bool = Fal
     xp = x._xp
     if not is_floating(xp, x.dtype):
         raise TypeError(f"norm: expected a floating-point tensor; got dtype {x.dtype}")
-    if isinstance(p, str):
-        if p != "fro":
-            raise ValueError(f"norm: p must be a number or 'fro'; got {p!r}")
-        if dim is not None and len(_axes(x.ndim, dim, "norm")) > 2:
-            raise ValueError(f"norm: p='fro' reduces one or two axes; got dim={dim!r}")
-        p = 2.0
-    if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise TypeError(f"norm: p must be a number or 'fro'; got {p!r}")
-    p = float(p)
+    p = _norm_order(x, p, dim)
     axis, keep = _reduce_args(None, dim, False, keepdim)
     axes = _axes(x.ndim, axis, "norm")
     a = xp.abs(x.data)
@@ -227,23 +220,39 @@ def norm(x: Tensor, p: float | str = "fro", dim: Any = None, keepdim: bool = Fal
         n = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=True))
     else:
         n = xp.sum(a ** p, axis=axes, keepdims=True) ** (1.0 / p)
-    kept = tuple(n.shape)
     out = n if keep else xp.reshape(n, tuple(s for i, s in enumerate(x.shape) if i not in axes))
+    return op(out, (x,), _norm_vjp(xp, p, axes, tuple(n.shape)), saved=(x.data, n), name="norm")
 
+
+def _norm_order(x: Tensor, p: float | str, dim: Any) -> float:
+    """:func:`norm`'s ``p`` as a float (``"fro"`` is 2, for one or two axes), checked."""
+    if isinstance(p, str):
+        if p != "fro":
+            raise ValueError(f"norm: p must be a number or 'fro'; got {p!r}")
+        if dim is not None and len(_axes(x.ndim, dim, "norm")) > 2:
+            raise ValueError(f"norm: p='fro' reduces one or two axes; got dim={dim!r}")
+        p = 2.0
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"norm: p must be a number or 'fro'; got {p!r}")
+    return float(p)
+
+
+def _norm_vjp(xp: Any, p: float, axes: tuple[int, ...], kept: tuple[int, ...]
+              ) -> Callable[[Array, Array, Array], Array]:
+    """The VJP of the ``p``-norm ``n`` over ``axes`` (of shape ``kept``, the axes kept)."""
     def vjp(g: Array, x: Array, n: Array) -> Array:
         g = xp.reshape(g, kept)
-        if p == math.inf or p == -math.inf:
+        if p == math.inf or p == -math.inf:  # shared evenly by the values that reach the norm
             hit = xp.astype(xp.abs(x) == n, x.dtype)
             return xp.sign(x) * hit * (g / xp.sum(hit, axis=axes, keepdims=True))
         if p == 1:
             return xp.sign(x) * g
-        safe = xp.where(n == 0, 1.0, n)
+        safe = xp.where(n == 0, 1.0, n)  # 0 where the norm is 0, not NaN (as PyTorch)
         if p == 2:
             return xp.where(n == 0, 0.0, x * (g / safe))
         scale = xp.where(n == 0, 0.0, g / safe ** (p - 1))
         return xp.sign(x) * xp.abs(x) ** (p - 1) * scale
-
-    return op(out, (x,), vjp, saved=(x.data, n), name="norm")
+    return vjp
 
 
 def _bool_reduce(x: Tensor, dim: Any, keepdim: bool, kind: str) -> Tensor:
