@@ -307,6 +307,21 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     if len(terms) != len(tensors):
         raise ValueError(f"einsum: the equation {equation!r} names {len(terms)} operands; "
                          f"got {len(tensors)}")
+    sizes = _letter_sizes(terms, tensors)
+    if not arrow:
+        counts = "".join(terms)
+        output = "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+    for letter in output:
+        if letter not in sizes:
+            raise ValueError(f"einsum: output letter {letter!r} is not in any operand")
+    if len(set(output)) != len(output):
+        raise ValueError(f"einsum: output subscripts {output!r} repeat a letter")
+    return _product_summed(terms, tensors, output, sizes)
+
+
+def _letter_sizes(terms: list[str], tensors: list[Tensor]) -> dict[str, int]:
+    """The size of each letter of einsum's subscripts ``terms``, checked against the operands
+    (a letter of size 1 in one operand broadcasts against a larger size in another)."""
     sizes: dict[str, int] = {}
     for k, (term, t) in enumerate(zip(terms, tensors)):
         if not term.isalpha() and term:
@@ -323,14 +338,13 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
                     raise ValueError(f"einsum: letter {letter!r} is size {sizes[letter]} in "
                                      f"one operand and {n} in operand {k}")
                 sizes[letter] = max(n, sizes[letter])
-    if not arrow:
-        counts = "".join(terms)
-        output = "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
-    for letter in output:
-        if letter not in sizes:
-            raise ValueError(f"einsum: output letter {letter!r} is not in any operand")
-    if len(set(output)) != len(output):
-        raise ValueError(f"einsum: output subscripts {output!r} repeat a letter")
+    return sizes
+
+
+def _product_summed(terms: list[str], tensors: list[Tensor], output: str,
+                    sizes: dict[str, int]) -> Tensor:
+    """einsum once checked: each operand permuted to the order of all letters (the output's,
+    then the summed ones) with size-1 axes for the letters it lacks, multiplied, summed."""
     summed = sorted(set(sizes) - set(output))
     order = list(output) + summed  # the axes of the product: output's, then summed ones
     product = None
