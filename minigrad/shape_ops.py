@@ -405,6 +405,15 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: float | No
     pairs = [(x.ndim - 1 - k, sizes[2 * k], sizes[2 * k + 1]) for k in range(len(sizes) // 2)]
     if mode == "constant":
         return _pad_constant(x, pairs, 0.0 if value is None else value)
+    _check_pad_sizes(x, pairs, mode)
+    for d, lo, hi in pairs:
+        x = _take_along(x, _pad_index(mode, x.shape[d], lo, hi), d)
+    return x
+
+
+def _check_pad_sizes(x: Tensor, pairs: list[tuple[int, int, int]], mode: str) -> None:
+    """Check the sizes ``(axis, before, after)`` of a ``"reflect"``, ``"replicate"`` or
+    ``"circular"`` pad of ``x``: each mode reads values of the axis, so it has limits."""
     for d, lo, hi in pairs:
         n = x.shape[d]
         if lo < 0 or hi < 0:
@@ -418,16 +427,16 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: float | No
         if mode == "circular" and (lo > n or hi > n):
             raise ValueError(f"pad: circular padding sizes must be at most the axis's size: "
                              f"axis {d} has size {n}, got {(lo, hi)}")
-    for d, lo, hi in pairs:
-        n = x.shape[d]
-        if mode == "reflect":
-            index = list(range(lo, 0, -1)) + list(range(n)) + list(range(n - 2, n - 2 - hi, -1))
-        elif mode == "replicate":
-            index = [0] * lo + list(range(n)) + [n - 1] * hi
-        else:
-            index = list(range(n - lo, n)) + list(range(n)) + list(range(hi))
-        x = _take_along(x, index, d)
-    return x
+
+
+def _pad_index(mode: str, n: int, lo: int, hi: int) -> list[int]:
+    """The positions an axis of size ``n`` padded by ``lo`` and ``hi`` reads, in ``mode``:
+    ``_pad_index("reflect", 4, 2, 1)`` is ``[2, 1, 0, 1, 2, 3, 2]``."""
+    if mode == "reflect":
+        return list(range(lo, 0, -1)) + list(range(n)) + list(range(n - 2, n - 2 - hi, -1))
+    if mode == "replicate":
+        return [0] * lo + list(range(n)) + [n - 1] * hi
+    return list(range(n - lo, n)) + list(range(n)) + list(range(hi))  # circular
 
 
 def _take_along(x: Tensor, index: list[int], d: int) -> Tensor:
