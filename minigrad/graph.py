@@ -12,7 +12,7 @@ graph while it runs, by the number each tensor got when it was made (see the com
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._utils import topological_order
 from .backend import to_numpy
@@ -181,9 +181,37 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any
     >>> y = (x * x).sum()
     >>> ax = graph.draw(y)          # doctest: +SKIP
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
+    import matplotlib.pyplot as plt  # noqa: F401 - here, not at the top: not an engine dependency
 
+    layout = _layout(root, grads, names)
+    if ax is None:
+        ax = _new_axes(layout)
+    for node in layout.nodes:  # parents first; each box after the arrows into it
+        _draw_arrows(ax, layout, node)
+        _draw_box(ax, layout, node, order)
+    return _frame(ax, layout, title)
+
+
+#: A box's width and height, and the height of one line of text, in the units of the axes.
+_BOX_W, _BOX_H, _LINE = 2.0, 0.62, 0.17
+
+
+class _Layout(NamedTuple):
+    """Where :func:`draw` puts each tensor of the graph (the dicts are keyed by ``id``)."""
+
+    nodes: list[Any]                        # every tensor, parents first (constants too)
+    column: dict[int, int]                  # a tensor's column, 0 on the left
+    place: dict[int, tuple[float, float]]   # the centre of its box: columns 3 apart
+    labels: dict[int, str]                  # the names given to draw()
+    grad_text: dict[int, str]               # the text under its box (grads=True)
+    grad_lines: int                         # the most lines of text under one box
+    last_column: int
+    height: float                           # of the tallest column
+    visit: dict[int, int]                   # when backward() visits it: the root is 1
+
+
+def _layout(root: Any, grads: bool, names: dict[Any, str] | None) -> _Layout:
+    """Columns, rows and places of the boxes, and the gradients' texts (see :func:`draw`)."""
     nodes_in_order = topological_order(root, _parents_of)  # constants too
     labels = {id(t): n for t, n in (names or {}).items()}
     column: dict[int, int] = {}
@@ -203,51 +231,73 @@ def draw(root: Any, *, order: bool = False, grads: bool = False, names: dict[Any
         if grads and grad is not None:  # a matrix's later rows under its first
             grad_text[id(node)] = "grad " + _short(grad).replace("\n", "\n     ")
     grad_lines = max((t.count("\n") + 1 for t in grad_text.values()), default=0)
-    box_w, box_h, line = 2.0, 0.62, 0.17  # line: one line of text, in the units of y
-    pitch = max(1.0, box_h + 0.2 + grad_lines * line)  # room under each box for its gradient
+    pitch = max(1.0, _BOX_H + 0.2 + grad_lines * _LINE)  # room under each box for its gradient
     place = {}  # id -> (x, y): columns 3 apart, each column centred on y = 0
     for c, members in rows.items():
         for r, node in enumerate(members):
             place[id(node)] = (c * 3.0, ((len(members) - 1) / 2 - r) * pitch)
     height = max(len(members) for members in rows.values()) * pitch
     visit = {id(n): k for k, n in enumerate(reversed(nodes_in_order), start=1)}
+    return _Layout(nodes_in_order, column, place, labels, grad_text, grad_lines, max(rows),
+                   height, visit)
 
-    if ax is None:
-        width = 2.6 * (max(rows) + 1) + 0.5
-        _, ax = plt.subplots(figsize=(min(width, 12), 1.1 * height + 0.8),
-                             dpi=max(DPI, plt.rcParams["figure.dpi"]))
-    for node in nodes_in_order:
-        x, y = place[id(node)]
-        for parent in _parents_of(node):
-            px, py = place[id(parent)]
-            skips = column[id(node)] - column[id(parent)] > 1  # a shortcut: bend it over
-            ax.annotate("", xy=(x - box_w / 2, y), xytext=(px + box_w / 2, py),
-                        arrowprops={"arrowstyle": "-|>", "color": "0.35", "lw": 1,
-                                    "shrinkA": 0, "shrinkB": 0,
-                                    "connectionstyle": f"arc3,rad={-0.35 if skips else 0}"})
-        name = labels.get(id(node)) or getattr(node, "name", "") or ""
-        op_name = _op_of(node)
-        leaf = not _parents_of(node)
-        text = name if name and leaf else f"{name}: {op_name}" if name else op_name
-        text += f"\n{_shape_of(node)}"
-        ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h,
-                                    boxstyle="round,pad=0.05",
-                                    facecolor="#dbe9f6" if leaf else "#fde9c9",
-                                    edgecolor="0.3"))
-        ax.text(x, y, text, ha="center", va="center", fontsize=FONT_SIZE)
-        if order:
-            ax.text(x - box_w / 2, y + box_h / 2, str(visit[id(node)]), ha="center",
-                    va="center", fontsize=FONT_SIZE, color="white",
-                    bbox={"boxstyle": "circle,pad=0.2", "facecolor": "tab:red",
-                          "edgecolor": "none"})
-        if id(node) in grad_text:  # dark green, monospace so that a matrix's columns align
-            ax.text(x, y - box_h / 2 - 0.06, grad_text[id(node)], ha="center", va="top",
-                    multialignment="left", family="monospace", fontsize=FONT_SIZE,
-                    color=GRAD_COLOR)
-    xs = [p[0] for p in place.values()]
-    ys = [p[1] for p in place.values()]
-    ax.set_xlim(min(xs) - box_w / 2 - 0.3, max(xs) + box_w / 2 + 0.3)
-    ax.set_ylim(min(ys) - box_h / 2 - 0.1 - grad_lines * line, max(ys) + box_h + 0.5)
+
+def _new_axes(layout: _Layout) -> Any:
+    """Axes of a new figure sized to the graph, at least :data:`DPI` dots per inch."""
+    import matplotlib.pyplot as plt
+
+    width = 2.6 * (layout.last_column + 1) + 0.5
+    _, ax = plt.subplots(figsize=(min(width, 12), 1.1 * layout.height + 0.8),
+                         dpi=max(DPI, plt.rcParams["figure.dpi"]))
+    return ax
+
+
+def _draw_arrows(ax: Any, layout: _Layout, node: Any) -> None:
+    """An arrow from each parent of ``node`` to its box; one that skips a column bends."""
+    x, y = layout.place[id(node)]
+    for parent in _parents_of(node):
+        px, py = layout.place[id(parent)]
+        skips = layout.column[id(node)] - layout.column[id(parent)] > 1  # a shortcut: bend it
+        ax.annotate("", xy=(x - _BOX_W / 2, y), xytext=(px + _BOX_W / 2, py),
+                    arrowprops={"arrowstyle": "-|>", "color": "0.35", "lw": 1,
+                                "shrinkA": 0, "shrinkB": 0,
+                                "connectionstyle": f"arc3,rad={-0.35 if skips else 0}"})
+
+
+def _draw_box(ax: Any, layout: _Layout, node: Any, order: bool) -> None:
+    """The box of ``node``: its name and operation, its shape; its number in backward's
+    order (``order=True``) and its gradient under it (``grads=True``)."""
+    from matplotlib.patches import FancyBboxPatch
+
+    x, y = layout.place[id(node)]
+    name = layout.labels.get(id(node)) or getattr(node, "name", "") or ""
+    op_name = _op_of(node)
+    leaf = not _parents_of(node)
+    text = name if name and leaf else f"{name}: {op_name}" if name else op_name
+    text += f"\n{_shape_of(node)}"
+    ax.add_patch(FancyBboxPatch((x - _BOX_W / 2, y - _BOX_H / 2), _BOX_W, _BOX_H,
+                                boxstyle="round,pad=0.05",
+                                facecolor="#dbe9f6" if leaf else "#fde9c9",
+                                edgecolor="0.3"))
+    ax.text(x, y, text, ha="center", va="center", fontsize=FONT_SIZE)
+    if order:
+        ax.text(x - _BOX_W / 2, y + _BOX_H / 2, str(layout.visit[id(node)]), ha="center",
+                va="center", fontsize=FONT_SIZE, color="white",
+                bbox={"boxstyle": "circle,pad=0.2", "facecolor": "tab:red",
+                      "edgecolor": "none"})
+    if id(node) in layout.grad_text:  # dark green, monospace so that a matrix's columns align
+        ax.text(x, y - _BOX_H / 2 - 0.06, layout.grad_text[id(node)], ha="center", va="top",
+                multialignment="left", family="monospace", fontsize=FONT_SIZE,
+                color=GRAD_COLOR)
+
+
+def _frame(ax: Any, layout: _Layout, title: str | None) -> Any:
+    """Fit the axes' limits around the boxes, hide the axes, add the title; ``ax``."""
+    xs = [p[0] for p in layout.place.values()]
+    ys = [p[1] for p in layout.place.values()]
+    ax.set_xlim(min(xs) - _BOX_W / 2 - 0.3, max(xs) + _BOX_W / 2 + 0.3)
+    ax.set_ylim(min(ys) - _BOX_H / 2 - 0.1 - layout.grad_lines * _LINE,
+                max(ys) + _BOX_H + 0.5)
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=FONT_SIZE + 1)
