@@ -169,19 +169,21 @@ class Split:
     self_reported: str = ""
 
 
-def judged(lesson: str, name: str) -> Callable[[Any, Any], str]:
-    """The judge ``name`` of ``judges/<lesson>.py``, imported when it is first called.
+def judged(lesson: str, name: str) -> Callable[..., Any]:
+    """The function ``name`` of ``judges/<lesson>.py`` (a judge, or a reference computation),
+    imported when it is first called.
 
-    A check's :class:`Split` names its judge this way, so that the run halves import without
-    the judges: the grader's sandbox does not hold them (they compute the expected values).
+    A check's :class:`Split` names its judge this way, and a table's row its reference (see
+    :mod:`minigrad.course.checks.table`), so that the run halves import without the judges:
+    the grader's sandbox does not hold them (they compute the expected values).
 
     >>> judge = judged("lesson1", "_tensor_judge")
     >>> judge.__name__
     '_tensor_judge'
     """
-    def judge(probes: Any, outputs: Any) -> str:
+    def judge(*args: Any) -> Any:
         module = importlib.import_module(f"{__name__}.judges.{lesson}")
-        return getattr(module, name)(probes, outputs)
+        return getattr(module, name)(*args)
 
     judge.__name__ = judge.__qualname__ = name
     judge.__doc__ = f"The judge {name} of {__name__}.judges.{lesson} (imported when called)."

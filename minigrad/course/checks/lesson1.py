@@ -25,10 +25,11 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from minigrad.course.checks import judged
 from minigrad.course.checks import (CheckFailed, Split, assert_close, exercise, exercises, fail,
-                                    numerical_vjp, received, require_student, sent, show,
+                                    judged, numerical_vjp, received, require_student, sent, show,
                                     student_code, with_globals)
+from minigrad.course.checks.table import (LETTERS, Operation, away_from_zero, each_case, normal,
+                                          not_near_zero, operation, operations, positive)
 from minigrad._utils import topological_order as _ref_topological_order
 from minigrad.course.scalar import Var
 
@@ -41,7 +42,6 @@ EXERCISES = exercises(1)  # titles and points: the course's table, exercises.jso
 # The judges are in checks/judges/lesson1.py, which the grader's sandbox does not hold;
 # these names import them when first called (see checks.judged).
 _backward_judge = judged("lesson1", "_backward_judge")
-_op_judge = judged("lesson1", "_op_judge")
 _order_judge = judged("lesson1", "_order_judge")
 _tensor_judge = judged("lesson1", "_tensor_judge")
 
@@ -414,8 +414,7 @@ def backward(backward: Callable) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 1.4 - 1.12 the operations
-
+# 1.4 and 1.5 the operations: a table (see :mod:`minigrad.course.checks.table`)
 
 
 def _holds(fn: Any, target: object) -> bool:
@@ -431,7 +430,7 @@ def _holds(fn: Any, target: object) -> bool:
     return False
 
 
-def _kept_alive(fn: Callable, args: tuple) -> bool:
+def _kept_alive(fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
     """True when the output of ``fn(*args)`` outlives its last reference (a reference cycle)."""
     was = gc.isenabled()
     gc.disable()
@@ -445,159 +444,98 @@ def _kept_alive(fn: Callable, args: tuple) -> bool:
             gc.enable()
 
 
-class _Op:
-    """One elementwise operation: its formula, its scalar-engine twin, how to draw its inputs."""
-
-    def __init__(self, name: str, formula: str, var_fn: Callable,
-                 draw: Callable[[np.random.Generator], list[tuple]], seed: int,
-                 causes: Sequence[str]) -> None:
-        self.name, self.formula, self.var_fn = name, formula, var_fn
-        self.draw, self.seed, self.causes = draw, seed, causes
+def _judged_rule(name: str) -> Callable[..., tuple[Any, list[Any]]]:
+    """The reference of operation ``name``: ``judges/lesson1.py``'s ``<name>_reference``."""
+    return judged("lesson1", f"{name}_reference")
 
 
-_SHAPES = ((3,), (2, 3), ())
+_ONCE = "both inputs get the output gradient unchanged: return (g, g)"
 
-
-def _draw(*domains: Callable[[np.random.Generator, tuple], np.ndarray]
-          ) -> Callable[[np.random.Generator], list[tuple]]:
-    """Cases of shapes (3,), (2, 3) and (): one array per input, input k from ``domains[k]``."""
-    return lambda rng: [tuple(domain(rng, shape) for domain in domains) for shape in _SHAPES]
-
-
-def _normal(rng: np.random.Generator, shape: tuple) -> np.ndarray:
-    return rng.normal(size=shape)
-
-
-def _positive(rng: np.random.Generator, shape: tuple) -> np.ndarray:
-    return rng.uniform(0.5, 2.5, size=shape)
-
-
-def _away_from_zero(rng: np.random.Generator, shape: tuple) -> np.ndarray:
-    return rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
-
-
-def _not_near_zero(rng: np.random.Generator, shape: tuple) -> np.ndarray:
-    x = rng.normal(size=shape)
-    return np.where(np.abs(x) < 0.1, 0.5, x)   # relu's kink at 0 is left out
-
-
-def _with_relu_kink(rng: np.random.Generator) -> list[tuple]:
-    """relu's cases, plus one with inputs exactly at 0, where the scalar Var and PyTorch both
-    give the gradient 0 (finite differences, which give 0.5 there, are not compared)."""
-    return _draw(_not_near_zero)(rng) + [(np.array([-1.0, 0.0, 2.0, 0.0]),)]
-
-
-_OPS = {
-    "add": _Op("add", "a.data + b.data", lambda a, b: a + b, _draw(_normal, _normal), 10,
-               ["both inputs get the output gradient unchanged: return (g, g)"] * 2),
-    "sub": _Op("sub", "a.data - b.data", lambda a, b: a - b, _draw(_normal, _normal), 11,
-               ["a gets the output gradient g unchanged",
-                "b enters with a minus sign, so b gets -g (check the sign)"]),
-    "mul": _Op("mul", "a.data * b.data", lambda a, b: a * b, _draw(_normal, _normal), 12,
-               ["a's gradient is g times the *other* input: g * b.data",
-                "b's gradient is g times the *other* input: g * a.data"]),
-    "div": _Op("div", "a.data / b.data", lambda a, b: a / b, _draw(_normal, _away_from_zero), 13,
-               ["d(a/b)/da = 1/b, so a gets g / b.data",
-                "d(a/b)/db = -a/b**2, so b gets -g * a.data / b.data**2 (mind the sign)"]),
-    "exp": _Op("exp", "np.exp(a.data)", lambda a: a.exp(), _draw(_normal), 15,
-               ["exp is its own derivative: the gradient is g * y with y = np.exp(a.data)"]),
-    "log": _Op("log", "np.log(a.data)", lambda a: a.log(), _draw(_positive), 16,
-               ["d log(x)/dx = 1/x: the gradient is g / a.data"]),
-    "tanh": _Op("tanh", "np.tanh(a.data)", lambda a: a.tanh(), _draw(_normal), 17,
-                ["d tanh(x)/dx = 1 - tanh(x)**2: the gradient is g * (1 - y**2) with "
-                 "y = np.tanh(a.data)"]),
-    "relu": _Op("relu", "np.maximum(a.data, 0)", lambda a: a.relu(), _with_relu_kink, 18,
-                ["relu passes the gradient where the input is positive and blocks it "
-                 "elsewhere: np.where(a.data > 0, g, 0.0)"]),
-    "power": _Op("power", "a.data ** p", lambda a, p: a ** p, _draw(_positive), 19,
-                 ["d(x**p)/dx = p * x**(p - 1): the gradient is g * p * a.data ** (p - 1); "
-                  "p is a number, not a tensor, so it has no gradient"]),
+#: The operations of exercises 1.4 and 1.5 (and ``power``): one row each.
+OPERATIONS: dict[str, Operation] = {
+    "add": Operation("a.data + b.data", _judged_rule("add"), (_ONCE, _ONCE), (normal, normal), 10),
+    "sub": Operation("a.data - b.data", _judged_rule("sub"), (
+        "a gets the output gradient g unchanged",
+        "b enters with a minus sign, so b gets -g (check the sign)"), (normal, normal), 11),
+    "mul": Operation("a.data * b.data", _judged_rule("mul"), (
+        "a's gradient is g times the *other* input: g * b.data",
+        "b's gradient is g times the *other* input: g * a.data"), (normal, normal), 12),
+    "div": Operation("a.data / b.data", _judged_rule("div"), (
+        "d(a/b)/da = 1/b, so a gets g / b.data",
+        "d(a/b)/db = -a/b**2, so b gets -g * a.data / b.data**2 (mind the sign)"),
+        (normal, away_from_zero), 13),
+    "exp": Operation("np.exp(a.data)", _judged_rule("exp"), (
+        "exp is its own derivative: the gradient is g * y with y = np.exp(a.data)",), (normal,), 15),
+    "log": Operation("np.log(a.data)", _judged_rule("log"), (
+        "d log(x)/dx = 1/x: the gradient is g / a.data",), (positive,), 16),
+    "tanh": Operation("np.tanh(a.data)", _judged_rule("tanh"), (
+        "d tanh(x)/dx = 1 - tanh(x)**2: the gradient is g * (1 - y**2) with y = np.tanh(a.data)",),
+        (normal,), 17),
+    "relu": Operation("np.maximum(a.data, 0)", _judged_rule("relu"), (
+        "relu passes the gradient where the input is positive and blocks it elsewhere: "
+        "np.where(a.data > 0, g, 0.0)",), (not_near_zero,), 18, at_zero=(
+        "at x = 0 exactly relu's gradient is 0, as in the scalar Var and PyTorch: pass g only "
+        "where a.data > 0 (not >= 0)")),
+    "power": Operation("a.data ** p", _judged_rule("power"), (
+        "d(x**p)/dx = p * x**(p - 1): the gradient is g * p * a.data ** (p - 1); p is a number, "
+        "not a tensor, so it has no gradient",), (positive,), 19,
+        params=((2,), (3,), (0.5,), (-1.5,)), param_names="p"),
 }
-_POWERS = (2, 3, 0.5, -1.5)
-_LETTERS = "ab"
 
 
-# Each operation's check is split (see :class:`minigrad.course.checks.Split`): ``_op_probe``
-# draws the inputs and output gradients, ``_op_run`` applies the student's operation to them and
-# returns the forward values and gradients it produced (checking by itself only what can be seen
-# in the student's process alone: parents, closure, no cycle, inputs unchanged), and
-# ``_op_judge`` compares those values with the scalar engine and with finite differences.
+def _op_case(row: Operation, name: str, student: Callable[..., Any], case: str,
+             arrays: list[np.ndarray], extra: tuple[Any, ...], g: np.ndarray) -> dict[str, Any]:
+    """One case of an operation, on reference tensors: what came out, as plain data. What only
+    this process can see (parents, closure, no cycle, inputs unchanged) is checked here."""
+    inputs = tuple(T(a.copy(), name=LETTERS[i]) for i, a in enumerate(arrays))
+    with student_code(case, f"your {name}"):
+        out = student(*inputs, *extra)
+    if not isinstance(out, T):
+        fail(case, f"{name} returned {type(out).__name__} {show(out)}; expected a Tensor",
+             f"return Tensor({row.forward}, parents, vjp)")
+    forward = sent(out.data)
+    _unchanged(case, name, inputs, arrays, "")
+    _parents_and_closure(case, out, inputs, extra)
+    with student_code(case, f"the closure of your {name}"):
+        grads = out.vjp(g.copy())
+    if isinstance(grads, np.ndarray) or not isinstance(grads, (tuple, list)):
+        fail(case, f"the closure returned {type(grads).__name__} {show(grads)}; "
+                   f"expected a tuple with one gradient per parent ({len(inputs)})",
+             "return a tuple even for one parent: (g * y,) with the trailing comma")
+    _unchanged(case, name, inputs, arrays, "the closure of ")
+    with student_code(case, f"your {name} (run again for finite differences)"):
+        fd = numerical_vjp(lambda *xs: student(*(T(x) for x in xs), *extra).data, arrays, g)
+    return {"forward": forward, "grads": [sent(x) for x in grads], "fd": fd}
 
 
-def _op_probe(name: str, rng: np.random.Generator | None) -> dict[str, Any]:
-    """The inputs and output gradients for one operation (``rng`` None: the lesson's own)."""
-    op = _OPS[name]
-    groups = []
-    for j, extra in enumerate(((p,) for p in _POWERS) if name == "power" else [()]):
-        draw_rng = rng if rng is not None else np.random.default_rng(op.seed + 1000 * j)
-        cases = []
-        for k, arrays in enumerate(op.draw(draw_rng)):
-            g_rng = rng if rng is not None else np.random.default_rng(100 + k)
-            cases.append({"inputs": list(arrays), "g": g_rng.normal(size=arrays[0].shape)})
-        groups.append({"extra": list(extra), "cases": cases})
-    return {"op": name, "groups": groups}
+def _parents_and_closure(case: str, out: T, inputs: tuple[T, ...], extra: tuple[Any, ...]
+                         ) -> None:
+    parents = getattr(out, "parents", None)
+    if not isinstance(parents, tuple) or len(parents) != len(inputs) or \
+            any(p is not t for p, t in zip(parents, inputs)):
+        want = "(" + ", ".join(LETTERS[:len(inputs)]) + ("," if len(inputs) == 1 else "") + ")"
+        fail(case, f"the output's parents should be {want}, the input tensors themselves; got "
+                   f"{show(parents)}", f"pass parents={want} to Tensor" + (
+                       " (a number like p is not a parent: it needs no gradient)" if extra else ""))
+    if not callable(getattr(out, "vjp", None)):
+        fail(case, "the output has no closure (.vjp is not callable)",
+             "pass the closure as vjp=: Tensor(value, parents, vjp)")
+    if _holds(out.vjp, out):
+        fail(case, "the closure refers to the output tensor itself. Then the output holds its "
+                   "closure and the closure holds the output: a reference cycle, and the whole "
+                   "graph stays in memory until the garbage collector runs",
+             "the closure gets the output gradient g as its argument; if it needs the output's "
+             "value, keep the array (y = ...) and use y, not the Tensor")
 
 
-def _case_label(name: str, k: int, n: int, inputs: Sequence[Any], extra: Sequence[Any]) -> str:
-    call = f"{name}({', '.join(_LETTERS[:len(inputs)])}{''.join(f', {e}' for e in extra)})"
-    return (f"{name}, case {k + 1} of {n}: {call} with inputs of shape "
-            f"{tuple(np.shape(inputs[0]))}")
-
-
-def _op_run(probes: dict[str, Any], fn: Callable) -> dict[str, Any]:
-    """Apply the student's operation to the probes; return its forward values and gradients."""
+def _op_run(row: Operation, probes: dict[str, Any], fn: Callable[..., Any]) -> dict[str, Any]:
+    """Apply the student's operation to the probes; its forward values and gradients."""
     name = probes["op"]
     require_student(fn, name)
-    op = _OPS[name]
     student = with_globals(fn, Tensor=T)
-    groups = []
-    for group in probes["groups"]:
-        extra = tuple(group["extra"])
-        results = []
-        for k, case_probe in enumerate(group["cases"]):
-            arrays = [np.asarray(a, dtype=np.float64) for a in case_probe["inputs"]]
-            case = _case_label(name, k, len(group["cases"]), arrays, extra)
-            inputs = tuple(T(a.copy(), name=_LETTERS[i]) for i, a in enumerate(arrays))
-            with student_code(case, f"your {name}"):
-                out = student(*inputs, *extra)
-            if not isinstance(out, T):
-                fail(case, f"{name} returned {type(out).__name__} {show(out)}; expected a Tensor",
-                     f"return Tensor({op.formula}, parents, vjp)")
-            forward = sent(out.data)
-            _unchanged(case, name, inputs, arrays, "")
-            parents = getattr(out, "parents", None)
-            if not isinstance(parents, tuple) or len(parents) != len(inputs) or \
-                    any(p is not t for p, t in zip(parents, inputs)):
-                want = ("(" + ", ".join(_LETTERS[:len(inputs)])
-                        + ("," if len(inputs) == 1 else "") + ")")
-                fail(case, f"the output's parents should be {want}, the input tensors "
-                           f"themselves; got {show(parents)}",
-                     f"pass parents={want} to Tensor" + (" (a number like p is not a parent: "
-                                                          "it needs no gradient)" if extra else ""))
-            if not callable(getattr(out, "vjp", None)):
-                fail(case, "the output has no closure (.vjp is not callable)",
-                     "pass the closure as vjp=: Tensor(value, parents, vjp)")
-            if _holds(out.vjp, out):
-                fail(case, "the closure refers to the output tensor itself. Then the output "
-                           "holds its closure and the closure holds the output: a reference "
-                           "cycle, and the whole graph stays in memory until the garbage "
-                           "collector runs",
-                     "the closure gets the output gradient g as its argument; if it needs the "
-                     "output's value, keep the array (y = ...) and use y, not the Tensor")
-            g = np.asarray(case_probe["g"], dtype=np.float64)
-            with student_code(case, f"the closure of your {name}"):
-                grads = out.vjp(g.copy())
-            if isinstance(grads, np.ndarray) or not isinstance(grads, (tuple, list)):
-                fail(case, f"the closure returned {type(grads).__name__} {show(grads)}; "
-                           f"expected a tuple with one gradient per parent ({len(inputs)})",
-                     "return a tuple even for one parent: (g * y,) with the trailing comma")
-            _unchanged(case, name, inputs, arrays, "the closure of ")
-            with student_code(case, f"your {name} (run again for finite differences)"):
-                fd = numerical_vjp(lambda *xs: student(*(T(x) for x in xs), *extra).data,
-                                   arrays, g)
-            results.append({"forward": forward, "grads": [sent(x) for x in grads],
-                            "fd": fd})
-        groups.append(results)
+    groups: list[list[dict[str, Any]]] = [[] for _ in probes["groups"]]
+    for j, case, arrays, extra, g in each_case(probes):
+        groups[j].append(_op_case(row, name, student, case, arrays, extra, g))
     first = probes["groups"][0]
     args = tuple(T(np.asarray(a, dtype=np.float64)) for a in first["cases"][0]["inputs"])
     if _kept_alive(student, args + tuple(first["extra"])):
@@ -613,80 +551,25 @@ def _unchanged(case: str, name: str, inputs: Sequence[T], arrays: Sequence[np.nd
     for i, (t, a) in enumerate(zip(inputs, arrays)):
         if not np.array_equal(t.data, a):
             fail(case, f"{who}{name} changed {'its input ' if not who else ''}"
-                       f"{_LETTERS[i]}.data in place",
+                       f"{LETTERS[i]}.data in place",
                  "compute new arrays (a.data * b.data); never write into an input's data"
                  if not who else "compute new arrays in the closure; never write into an "
                                  "input's data")
 
 
-
-def _op_split(name: str) -> Split:
-    return Split(probe=lambda rng: _op_probe(name, rng), run=_op_run, judge=_op_judge,
-                 self_reported="the output's parents and closure, no reference cycle, inputs "
-                               "left unchanged")
-
-
-def _group_split(names: tuple[str, ...]) -> Split:
-    """One check for several operations of a table: each is run and judged as on its own."""
-    def probe(rng: np.random.Generator | None) -> dict[str, Any]:
-        return {name: _op_probe(name, rng) for name in names}
-
-    def run(probes: dict[str, Any], *operations: Callable) -> dict[str, Any]:
-        if len(operations) != len(names):
-            fail(f"check of {', '.join(names)}", f"expected {len(names)} operations "
-                 f"({', '.join(names)}); got {len(operations)}", "pass them in that order")
-        return {name: _op_run(probes[name], fn) for name, fn in zip(names, operations)}
-
-    def judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
-        if not isinstance(outputs, dict) or set(outputs) != set(names):
-            fail(f"check of {', '.join(names)}", f"expected results for {names}; got "
-                 f"{show(outputs)}")
-        for name in names:
-            _op_judge(probes[name], outputs[name])
-        return (f"{', '.join(names)}: forward values and the gradient of every input agree "
-                "with the scalar engine element by element and with finite differences "
-                "(shapes (3,), (2, 3) and ()" + (", relu at exactly 0 too)" if "relu" in names
-                                                 else ")"))
-    return Split(probe=probe, run=run, judge=judge,
-                 self_reported="each output's parents and closure, no reference cycle, inputs "
-                               "left unchanged")
-
-
-@exercise("1.4", split=_group_split(BINARY))
-def binary_ops(add: Callable, sub: Callable, mul: Callable, div: Callable) -> None:
-    """Exercise 1.4: ``add``, ``sub``, ``mul`` and ``div``, built from the table of rules."""
-
-
-@exercise("1.5", split=_group_split(UNARY))
-def unary_ops(exp: Callable, log: Callable, tanh: Callable, relu: Callable) -> None:
-    """Exercise 1.5: ``exp``, ``log``, ``tanh`` and ``relu``, built from the table of rules."""
-
+binary_ops = operations("1.4", OPERATIONS, BINARY, _op_run, name="binary_ops", doc=(
+    "Exercise 1.4: ``add``, ``sub``, ``mul`` and ``div``, built from the table of rules."))
+unary_ops = operations("1.5", OPERATIONS, UNARY, _op_run, name="unary_ops", doc=(
+    "Exercise 1.5: ``exp``, ``log``, ``tanh`` and ``relu``, built from the table of rules."))
 
 # One operation at a time (each records under the exercise whose table holds it).
-
-
-def _one_operation(name: str, exercise_id: str, doc: str) -> Callable[[Callable], None]:
-    """The check of the operation ``name`` alone, judged as in its table: ``check(fn)``."""
-    def check(operation: Callable) -> None:
-        pass  # not run: the split (probe, run, judge) is the check
-
-    check.__name__ = check.__qualname__ = name
-    check.__doc__ = doc
-    return exercise(exercise_id, split=_op_split(name))(check)
-
-
-add = _one_operation("add", "1.4", "Part of exercise 1.4: ``add(a, b)`` alone.")
-sub = _one_operation("sub", "1.4", "Part of exercise 1.4: ``sub(a, b)`` alone.")
-mul = _one_operation("mul", "1.4", "Part of exercise 1.4: ``mul(a, b)`` alone.")
-div = _one_operation("div", "1.4", "Part of exercise 1.4: ``div(a, b)`` alone.")
-power = _one_operation("power", "1.5", "``power(a, p)`` for a Python number ``p`` (inputs kept "
-                                       "positive; the lesson gives it).")
-exp = _one_operation("exp", "1.5", "Part of exercise 1.5: ``exp(a)`` alone.")
-log = _one_operation("log", "1.5", "Part of exercise 1.5: ``log(a)`` alone (inputs kept "
-                                   "positive).")
-tanh = _one_operation("tanh", "1.5", "Part of exercise 1.5: ``tanh(a)`` alone.")
-relu = _one_operation("relu", "1.5", "Part of exercise 1.5: ``relu(a)`` alone (inputs exactly "
-                                     "at 0 included).")
+add, sub, mul, div = (operation("1.4", OPERATIONS, name, _op_run,
+                                f"Part of exercise 1.4: ``{name}(a, b)`` alone.")
+                      for name in BINARY)
+exp, log, tanh, relu = (operation("1.5", OPERATIONS, name, _op_run,
+                                  f"Part of exercise 1.5: ``{name}(a)`` alone.") for name in UNARY)
+power = operation("1.5", OPERATIONS, "power", _op_run, "``power(a, p)`` for a Python number "
+                  "``p`` (inputs kept positive; the lesson gives it).")
 
 
 #: What moved to :mod:`minigrad.course.checks.judges.lesson1` (found here too, in a notebook).

@@ -10,9 +10,9 @@ from typing import Any, Callable, Sequence  # noqa: F401
 
 from minigrad.course.checks.lesson1 import (  # noqa: F401 - what the judges share with the runs
     Any, Callable, CheckFailed, DEPTH, Sequence, T,
-    Var, _ACCUMULATE, _LETTERS, _OPS, _accumulate_values, _as_list,
-    _backward_cases, _case_label, _deep_chain, _graphs, _ref_topological_order, _tensor_datas,
-    assert_close, collections, fail, np, received, show)
+    Var, _ACCUMULATE, _accumulate_values, _as_list,
+    _backward_cases, _deep_chain, _graphs, _ref_topological_order, _tensor_datas,
+    assert_close, collections, fail, np, show)
 
 
 def _ref_backward(root: T) -> None:
@@ -152,58 +152,22 @@ def _var_elementwise(var_fn: Callable, arrays: Sequence[np.ndarray]) -> tuple[np
     return value, local
 
 
-def _op_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
-    """Compare what the student's operation produced with the scalar engine; the ✓ text."""
-    name = probes["op"]
-    op = _OPS[name]
-    n = 0
-    if len(outputs["groups"]) != len(probes["groups"]):
-        fail(name, f"expected results for {len(probes['groups'])} groups of cases; got "
-                   f"{len(outputs['groups'])}")
-    for group, results in zip(probes["groups"], outputs["groups"]):
-        extra = tuple(group["extra"])
-        if len(results) != len(group["cases"]):
-            fail(name, f"expected {len(group['cases'])} cases; got {len(results)}")
-        for k, (case_probe, result) in enumerate(zip(group["cases"], results)):
-            n += 1
-            arrays = [np.asarray(a, dtype=np.float64) for a in case_probe["inputs"]]
-            shape = arrays[0].shape
-            case = _case_label(name, k, len(group["cases"]), arrays, extra)
-            var_value, var_local = _var_elementwise(lambda *v: op.var_fn(*v, *extra), arrays)
-            forward = received(result["forward"], case, "the forward value", "")
-            assert_close(forward, var_value, case, "the forward value",
-                         f"the forward value should be {op.formula}" if not extra else
-                         f"the forward value should be a.data ** {extra[0]}")
-            grads = result["grads"]
-            if len(grads) != len(arrays):
-                fail(case, f"the closure returned {len(grads)} gradients for {len(arrays)} "
-                           "parents", "return one gradient per parent, in the order of parents")
-            fds = result["fd"]
-            if not isinstance(fds, list) or len(fds) != len(arrays):
-                fail(case, f"expected the finite differences for {len(arrays)} input(s); got "
-                           f"{show(fds)}")
-            g = np.asarray(case_probe["g"], dtype=np.float64)
-            for i, (got, local, fd) in enumerate(zip(grads, var_local, fds)):
-                what = f"the gradient for {_LETTERS[i]}"
-                got = received(got, case, what, op.causes[i])
-                if got.shape != shape:
-                    fail(case, f"{what} has shape {got.shape} but {_LETTERS[i]} has shape "
-                               f"{shape}", "in an elementwise operation each input's gradient "
-                                           "has that input's shape")
-                cause = op.causes[i]
-                kink = name == "relu" and bool(np.any(arrays[0] == 0))
-                if kink:  # the gradient at exactly 0 is 0, by convention; no finite differences
-                    case += " (inputs exactly at 0 included)"
-                    cause = ("at x = 0 exactly relu's gradient is 0, as in the scalar Var and "
-                             "PyTorch: pass g only where a.data > 0 (not >= 0)")
-                    fd = np.where(arrays[0] == 0, g * local, np.asarray(fd, dtype=np.float64))
-                assert_close(got, g * local, case, f"{what} (vs the scalar engine, for the "
-                                                   f"output gradient g = {show(g)})", cause)
-                assert_close(got, fd, case, f"{what} (vs finite differences of your forward)",
-                             op.causes[i], rtol=1e-4, atol=1e-6)
-    if name == "power":
-        return (f"power: forward values and gradients agree with the scalar engine and finite "
-                f"differences for p = 2, 3, 0.5, -1.5 ({n} cases)")
-    return (f"{name}: forward values and the gradient of every input agree with the scalar "
-            f"engine element by element and with finite differences ({n} cases, shapes (3,), "
-            f"(2, 3) and ())")
+def _scalar(var_fn: Callable[..., Var]) -> Callable[..., tuple[np.ndarray, list[np.ndarray]]]:
+    """An operation's reference (see :class:`~minigrad.course.checks.table.Operation`): the
+    scalar engine, element by element."""
+    def reference(*args: Any) -> tuple[np.ndarray, list[np.ndarray]]:
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        params = args[len(arrays):]
+        return _var_elementwise(lambda *vs: var_fn(*vs, *params), arrays)
+    return reference
+
+
+add_reference = _scalar(lambda a, b: a + b)
+sub_reference = _scalar(lambda a, b: a - b)
+mul_reference = _scalar(lambda a, b: a * b)
+div_reference = _scalar(lambda a, b: a / b)
+exp_reference = _scalar(lambda a: a.exp())
+log_reference = _scalar(lambda a: a.log())
+tanh_reference = _scalar(lambda a: a.tanh())
+relu_reference = _scalar(lambda a: a.relu())
+power_reference = _scalar(lambda a, p: a ** p)
