@@ -261,6 +261,25 @@ class Optimizer:
         The optimizer must have been made with the same parameters, in the same order. Every
         value is checked before anything changes: on an error the optimizer is as it was.
         """
+        saved_state, hyper = self._loaded_group(state_dict)
+        # 1. check and convert everything; nothing of the optimizer changes here
+        new_state = self._loaded_state(saved_state)
+        # 2. write: arrays of flattened parameters go into their views of the flat buffers
+        for i, entries in enumerate(new_state):
+            new_buffer = self._new_buffer_for(i)
+            for entry, value in entries.items():
+                if hasattr(value, "shape"):
+                    buffer = new_buffer(entry)
+                    buffer[...] = value
+                    entries[entry] = buffer
+        for key, value in hyper.items():
+            object.__setattr__(self, key, value)
+        self.state = new_state
+        object.__setattr__(self, "_version", self._version + 1)
+
+    def _loaded_group(self, state_dict: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """For :meth:`load_state_dict`: the saved per-parameter state, not yet checked, and the
+        hyperparameters, checked (one group, for as many parameters as this optimizer has)."""
         name = type(self).__name__
         try:
             saved_state, groups = state_dict["state"], state_dict["param_groups"]
@@ -285,7 +304,12 @@ class Optimizer:
             if key in group:
                 value = group[key]
                 hyper[key] = self._check(key, tuple(value) if isinstance(value, list) else value)
-        # 1. check and convert everything; nothing of the optimizer changes here
+        return saved_state, hyper
+
+    def _loaded_state(self, saved_state: Any) -> list[dict[str, Any]]:
+        """For :meth:`load_state_dict`: each parameter's saved state, checked and converted (a
+        step count to an int, a buffer copied to its parameter's device and dtype)."""
+        name = type(self).__name__
         new_state: list[dict[str, Any]] = [{} for _ in self.params]
         for key, entries in saved_state.items():
             i = int(key)
@@ -309,18 +333,7 @@ class Optimizer:
                                          f"has shape {shape}, but the parameter has shape "
                                          f"{p.shape}")
                 new_state[i][entry] = value
-        # 2. write: arrays of flattened parameters go into their views of the flat buffers
-        for i, entries in enumerate(new_state):
-            new_buffer = self._new_buffer_for(i)
-            for entry, value in entries.items():
-                if hasattr(value, "shape"):
-                    buffer = new_buffer(entry)
-                    buffer[...] = value
-                    entries[entry] = buffer
-        for key, value in hyper.items():
-            object.__setattr__(self, key, value)
-        self.state = new_state
-        object.__setattr__(self, "_version", self._version + 1)
+        return new_state
 
     # --- for minigrad.compile ---------------------------------------------------------------------
 
