@@ -312,7 +312,27 @@ def _layer(path: str, module: nn.Module, shape: tuple[int, ...],
 
 def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
           weight_decay: float, t: CFloat, input_shape: tuple[int, ...] | None) -> _Plan:
+    """Read the model and decide everything before any C is written: the layers in order
+    (their shapes checked), the region of every array in the one buffer and its C macro."""
     found = _layers_of(model)
+    _check_not_shared(found)
+    shape = _input_shape(found, input_shape)
+    if not any(isinstance(m, (nn.Linear, nn.Conv2d)) for _, m in found):
+        raise ValueError(f"codegen: the model has no Linear or Conv2d layer, so nothing to "
+                         f"train; expected {SUPPORTED}")
+    named = _trained_parameters(model, found)
+    name_of = {id(p): name for name, p in named}
+    regions = _Regions()
+    params = [(name, backend.to_numpy(p.data)) for name, p in named]
+    _place_parameters(regions, params, momentum)
+    layers, out_shape = _place_layers(regions, found, shape, batch_size, name_of)
+    deltas = _place_deltas(regions, layers, batch_size)
+    return _Plan(t, layers, CLoss(loss, out_shape[0]), regions.layout, regions.macros, params,
+                 shape, math.prod(shape), momentum, weight_decay, deltas)
+
+
+def _check_not_shared(found: list[tuple[str, nn.Module]]) -> None:
+    """Refuse a layer object met at two places of the model."""
     seen: dict[int, str] = {}
     for path, module in found:
         if id(module) in seen:
@@ -321,14 +341,13 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
                 f"'{seen[id(module)]}' and at '{path}'; shared layers are not supported "
                 "(build a separate layer for each place)")
         seen[id(module)] = path
-    shape = _input_shape(found, input_shape)
-    if not any(isinstance(m, (nn.Linear, nn.Conv2d)) for _, m in found):
-        raise ValueError(f"codegen: the model has no Linear or Conv2d layer, so nothing to "
-                         f"train; expected {SUPPORTED}")
 
-    # Parameters: their names and order are the model's own.
+
+def _trained_parameters(model: nn.Module,
+                        found: list[tuple[str, nn.Module]]) -> list[tuple[str, nn.Parameter]]:
+    """The model's named parameters (their names and order are the model's own), refusing
+    any that belongs to no Linear or Conv2d that runs."""
     named = list(model.named_parameters())
-    name_of = {id(p): name for name, p in named}
     owned = set()
     for _, module in found:
         if isinstance(module, (nn.Linear, nn.Conv2d)):
@@ -340,34 +359,49 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
         raise UnsupportedModuleError(
             f"codegen: parameters {stray} belong to no layer that runs in forward(), so the "
             "C program could not train them; expected only the parameters of the layers")
+    return named
 
-    layout = BufferLayout()
-    macros: dict[str, str] = {}
 
-    def add(name: str, macro: str, shape: tuple[int, ...], note: str) -> str:
-        if macro in macros.values():
+@dataclass
+class _Regions:
+    """The buffer's layout as it is decided, and the C macro that names each region."""
+
+    layout: BufferLayout = field(default_factory=BufferLayout)
+    macros: dict[str, str] = field(default_factory=dict)  # region name -> C macro
+
+    def add(self, name: str, macro: str, shape: tuple[int, ...], note: str) -> str:
+        """Give the array ``name`` its region, named ``macro`` in the C (unique)."""
+        if macro in self.macros.values():
             raise ValueError(f"codegen: two arrays would share the C name {macro}; rename "
                              f"the modules so that their paths differ in more than "
                              "punctuation")
-        layout.add(name, shape, note)
-        macros[name] = macro
+        self.layout.add(name, shape, note)
+        self.macros[name] = macro
         return macro
 
-    params = [(name, backend.to_numpy(p.data)) for name, p in named]
+
+def _place_parameters(regions: _Regions, params: list[tuple[str, np.ndarray]],
+                      momentum: float) -> None:
+    """The parameters, then their gradients, then (with momentum) their momenta: each kind
+    one block in the model's order."""
     for name, value in params:
-        add(name, "PARAM_" + _c_ident(name), value.shape, "parameter")
+        regions.add(name, "PARAM_" + _c_ident(name), value.shape, "parameter")
     for name, value in params:
-        add(f"grad/{name}", "GRAD_" + _c_ident(name), value.shape, f"gradient of {name}")
+        regions.add(f"grad/{name}", "GRAD_" + _c_ident(name), value.shape, f"gradient of {name}")
     if momentum:
         for name, value in params:
-            add(f"momentum/{name}", "MOMENTUM_" + _c_ident(name), value.shape,
-                f"momentum of {name}")
+            regions.add(f"momentum/{name}", "MOMENTUM_" + _c_ident(name), value.shape,
+                        f"momentum of {name}")
 
-    # Layers: check the shapes fit from one to the next, and give each output a region.
-    first_shape, n_in = shape, math.prod(shape)
+
+def _place_layers(regions: _Regions, found: list[tuple[str, nn.Module]],
+                  shape: tuple[int, ...], batch_size: int,
+                  name_of: dict[int, str]) -> tuple[list[CLayer], tuple[int, ...]]:
+    """The layers, their shapes checked from one to the next, each output given a region
+    (or another's memory); with the shape of one output sample."""
     layers: list[CLayer] = []
     for path, module in found:
-        layer = _layer(path, module, shape, macros, name_of)
+        layer = _layer(path, module, shape, regions.macros, name_of)
         shape = layer.out_shape
         kind, label = type(module).__name__, path or "output"
         before = layers[-1] if layers else None
@@ -380,27 +414,29 @@ def _plan(model: nn.Module, loss: str, batch_size: int, momentum: float,
             # backward needs only its input), and this activation's backward needs only its
             # own output: so it overwrites the layer's output, and saves an array.
             layer.output, layer.in_place = before.output, True
-            act = next(name for name, macro in macros.items() if macro == before.output)
-            layout.notes[act] += f", then of {kind} '{label}' (in place)"
+            act = next(name for name, macro in regions.macros.items() if macro == before.output)
+            regions.layout.notes[act] += f", then of {kind} '{label}' (in place)"
         else:
-            layer.output = add(f"act/{label}", "ACT_" + _c_ident(label), (batch_size, *shape),
-                               f"output of {kind} '{label}'")
+            layer.output = regions.add(f"act/{label}", "ACT_" + _c_ident(label),
+                                       (batch_size, *shape), f"output of {kind} '{label}'")
         layers.append(layer)
     if len(shape) != 1:
         raise ValueError(f"codegen: the network must end with samples of shape (outputs,); "
                          f"it ends with shape {shape}: add nn.Flatten() and a Linear layer")
+    return layers, shape
 
-    # Gradients flowing back: two arrays take turns (a Linear reads one and writes the
-    # other; an activation works in place), as large as the largest gradient they hold.
+
+def _place_deltas(regions: _Regions, layers: list[CLayer], batch_size: int) -> tuple[str, ...]:
+    """Gradients flowing back: two arrays take turns (a Linear reads one and writes the
+    other; an activation works in place), as large as the largest gradient they hold."""
     first_param = min(i for i, layer in enumerate(layers) if layer.has_params)
     largest = max(layer.out_size for layer in layers[first_param:])
     deltas: tuple[str, ...] = ("DELTA_A",)
-    add("delta/a", "DELTA_A", (batch_size, largest), "gradient flowing back (1 of 2)")
+    regions.add("delta/a", "DELTA_A", (batch_size, largest), "gradient flowing back (1 of 2)")
     if any(layer.dx_apart for layer in layers[first_param + 1:]):
-        add("delta/b", "DELTA_B", (batch_size, largest), "gradient flowing back (2 of 2)")
+        regions.add("delta/b", "DELTA_B", (batch_size, largest), "gradient flowing back (2 of 2)")
         deltas += ("DELTA_B",)
-    return _Plan(t, layers, CLoss(loss, shape[0]), layout, macros, params, first_shape, n_in,
-                 momentum, weight_decay, deltas)
+    return deltas
 
 
 # ---------------------------------------------------------------------------------------------
@@ -586,29 +622,8 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
     >>> program.layout["2.weight"]
     Region(offset=48, shape=(2, 16))
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"compile_training_step: expected a minigrad nn.Module; got "
-                        f"{type(model).__name__}")
-    if loss not in LOSSES:
-        raise ValueError(f"compile_training_step: loss must be one of {LOSSES}; got {loss!r}")
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"compile_training_step: batch_size must be a positive int; got "
-                         f"{batch_size!r}")
-    for label, value in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay)):
-        if not isinstance(value, (int, float)) or not value >= 0:
-            raise ValueError(f"compile_training_step: {label} must be a number >= 0; got "
-                             f"{value!r}")
-    if not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"compile_training_step: epochs must be a positive int; got "
-                         f"{epochs!r}")
-    if (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
-            or name in _C_KEYWORDS or keyword.iskeyword(name)):
-        raise ValueError(f"compile_training_step: name must be a C identifier (letters, "
-                         f"digits, _), not a keyword; got {name!r}")
-    if dtype is None:
-        dtypes = {str(p.data.dtype) for p in model.parameters()}
-        dtype = dtypes.pop() if len(dtypes) == 1 else "float64"
-    t = c_float(dtype)
+    _check_settings(model, loss, batch_size, lr, momentum, weight_decay, epochs, name)
+    t = c_float(_default_dtype(model) if dtype is None else dtype)
     plan = _plan(model, loss, batch_size, float(momentum), float(weight_decay), t,
                  input_shape)
     n_out = plan.loss.n_out
@@ -628,6 +643,36 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
                     n_in=plan.n_in, n_out=n_out, loss=loss,
                     param_names=[n for n, _ in plan.params],
                     notes=dict(plan.layout.notes))
+
+
+def _check_settings(model: nn.Module, loss: str, batch_size: int, lr: float, momentum: float,
+                    weight_decay: float, epochs: int, name: str) -> None:
+    """Refuse, with the argument's name and value, what compile_training_step cannot use."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"compile_training_step: expected a minigrad nn.Module; got "
+                        f"{type(model).__name__}")
+    if loss not in LOSSES:
+        raise ValueError(f"compile_training_step: loss must be one of {LOSSES}; got {loss!r}")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"compile_training_step: batch_size must be a positive int; got "
+                         f"{batch_size!r}")
+    for label, value in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay)):
+        if not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"compile_training_step: {label} must be a number >= 0; got "
+                             f"{value!r}")
+    if not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"compile_training_step: epochs must be a positive int; got "
+                         f"{epochs!r}")
+    if (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
+            or name in _C_KEYWORDS or keyword.iskeyword(name)):
+        raise ValueError(f"compile_training_step: name must be a C identifier (letters, "
+                         f"digits, _), not a keyword; got {name!r}")
+
+
+def _default_dtype(model: nn.Module) -> str:
+    """The dtype of the model's parameters, or float64 when they differ."""
+    dtypes = {str(p.data.dtype) for p in model.parameters()}
+    return dtypes.pop() if len(dtypes) == 1 else "float64"
 
 
 def _check_train_data(train_data: Any, loss: str, input_shape: tuple[int, ...], n_out: int,
@@ -721,15 +766,25 @@ def _header(plan: _Plan, name: str, batch_size: int) -> str:
 
 def _source(plan: _Plan, name: str, batch_size: int, lr: float,
             data: tuple[np.ndarray, np.ndarray] | None, epochs: int, model: nn.Module) -> str:
+    """The ``.c`` file: its head comment and settings, the buffer and its memory map, the
+    functions, and the optional demo ``main()``."""
+    out = _source_head(plan, name, batch_size, lr, model)
+    out += _buffer_and_map(plan, name)
+    out += _source_functions(plan, name)
+    out += harness(plan.loss.kind, name, plan.t, data, epochs)
+    return "\n".join(out)
+
+
+def _source_head(plan: _Plan, name: str, batch_size: int, lr: float,
+                 model: nn.Module) -> list[str]:
+    """The comment that says what the file holds (the network, the loss, the memory map, how
+    to build it), the includes and the optimizer's settings as macros."""
     N, t = name.upper(), plan.t
     T = t.name
-    layout, macros = plan.layout, plan.macros
-    n_params = sum(layout[p].size for p, _ in plan.params)
+    layout = plan.layout
     loss_name = {"cross_entropy": "softmax cross-entropy", "mse": "mean squared error"}
     sgd = f"SGD, lr {lr:g}" + (f", momentum {plan.momentum:g}" if plan.momentum else "") + (
         f", weight decay {plan.weight_decay:g}" if plan.weight_decay else "")
-    last = plan.layers[-1].output
-
     out: list[str] = [
         f"/* {name}.c: a network's training step in plain C99, written by minigrad.export.c.",
         " *",
@@ -768,10 +823,18 @@ def _source(plan: _Plan, name: str, batch_size: int, lr: float,
         out += [f"#ifndef {N}_WEIGHT_DECAY",
                 f"#define {N}_WEIGHT_DECAY {t.literal(plan.weight_decay)}", "#endif",
                 f"#define WEIGHT_DECAY (({T}){N}_WEIGHT_DECAY)"]
-    out += [
+    return out
+
+
+def _buffer_and_map(plan: _Plan, name: str) -> list[str]:
+    """The one buffer, a macro for each array's place in it, the blocks of parameters,
+    gradients and momenta, and the initial parameters."""
+    N, t = name.upper(), plan.t
+    layout, macros = plan.layout, plan.macros
+    out = [
         "",
         "/* The one buffer: every number of the network. */",
-        f"static {T} buf[{N}_BUF_SIZE];",
+        f"static {t.name} buf[{N}_BUF_SIZE];",
         "",
         "/* The memory map: each array's place in buf. */",
     ]
@@ -792,13 +855,22 @@ def _source(plan: _Plan, name: str, batch_size: int, lr: float,
     if plan.momentum:
         out.append(f"#define MOMENTUM (buf + {layout['momentum/' + first_param].offset})")
     out += ["", "/* The initial parameters: the model's values when this file was written. */",
-            f"static const {T} initial_params[{N}_N_PARAMS] = {{"]
+            f"static const {t.name} initial_params[{N}_N_PARAMS] = {{"]
     for p, value in plan.params:
         out.append(f"    /* {p} {_fmt_shape(value.shape)} */")
         out += _indent(_values(value, t))
     out += ["};", ""]
+    return out
 
-    out += _function(f"void {name}_init(void)", [
+
+def _source_functions(plan: _Plan, name: str) -> list[str]:
+    """The C functions: init, the passes, the loss, the update, and the public entry points
+    (which check ``n`` and the labels before they touch the buffer)."""
+    N, t = name.upper(), plan.t
+    T = t.name
+    n_params = sum(plan.layout[p].size for p, _ in plan.params)
+    last = plan.layers[-1].output
+    out = _function(f"void {name}_init(void)", [
         f"for (long j = 0; j < {N}_BUF_SIZE; ++j)",
         f"    buf[j] = {t.literal(0)};",
         "memcpy(PARAMS, initial_params, sizeof initial_params);",
@@ -840,5 +912,4 @@ def _source(plan: _Plan, name: str, batch_size: int, lr: float,
     out += _function(f"void {name}_set_params(const {T} *src)",
                      [f"memcpy(PARAMS, src, sizeof({T}) * {N}_N_PARAMS);"])
     out += _function(f"{T} *{name}_buffer(void)", ["return buf;"])
-    out += harness(plan.loss.kind, name, t, data, epochs)
-    return "\n".join(out)
+    return out
