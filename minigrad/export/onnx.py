@@ -126,21 +126,14 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
     about 8 digits; 0.25 or 0.125 stay exact.
     """
     onnx = _import_onnx()
-    from onnx import helper
-
     _check_arguments(model, input_name, output_name, opset, onnx)
     layers = _layers(model)
     _check_names(model, input_name, output_name)
     x = example_input if isinstance(example_input, Tensor) else Tensor(example_input)
-    if dynamic_batch and x.ndim == 0:
-        raise ValueError("export: dynamic_batch=True needs an input with a batch axis "
-                         "(axis 0); got a scalar. Pass dynamic_batch=False.")
-    if dynamic_batch and x.ndim == 1:
-        raise ValueError(f"export: dynamic_batch=True makes axis 0 the batch, but the example "
-                         f"input has shape {x.shape}: one sample, no batch axis. Add one "
-                         f"(x.reshape(1, -1)) or pass dynamic_batch=False.")
+    _check_batch_axis(x, dynamic_batch)
     # token ids in (an Embedding or a model that starts with one): the floats are the model's
     ids_input = bool(layers) and layers[0][2] in _INTEGER_INPUT
+    floats: Tensor
     if ids_input:
         elem_type = _ids_elem_type(x, onnx)
         floats = next(model.parameters())
@@ -150,6 +143,37 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
 
     graph = _GraphBuilder(model, onnx, reserved={input_name, output_name})
     graph.opset, graph.dtype = opset, _dtype_name(floats)
+    shape, batch_kept = _translate(graph, model, layers, x, input_name, dynamic_batch)
+    graph.nodes[-1].output[0] = output_name
+
+    in_dims = [BATCH if dynamic_batch else x.shape[0], *x.shape[1:]] if x.ndim else []
+    out_dims: list[Any] = list(shape)
+    if dynamic_batch and out_dims:
+        out_dims[0] = BATCH if batch_kept else None  # None: a dimension of unknown size
+    out_type = _elem_type(floats, "the model", onnx) if ids_input else elem_type
+    proto = _model_proto(graph, model, onnx, (input_name, elem_type, in_dims),
+                         (output_name, out_type, out_dims))
+    onnx.save_model(proto, path)
+    return proto
+
+
+def _check_batch_axis(x: Tensor, dynamic_batch: bool) -> None:
+    """With ``dynamic_batch``, refuse an example input that has no batch axis."""
+    if dynamic_batch and x.ndim == 0:
+        raise ValueError("export: dynamic_batch=True needs an input with a batch axis "
+                         "(axis 0); got a scalar. Pass dynamic_batch=False.")
+    if dynamic_batch and x.ndim == 1:
+        raise ValueError(f"export: dynamic_batch=True makes axis 0 the batch, but the example "
+                         f"input has shape {x.shape}: one sample, no batch axis. Add one "
+                         f"(x.reshape(1, -1)) or pass dynamic_batch=False.")
+
+
+def _translate(graph: _GraphBuilder, model: nn.Module,
+               layers: list[tuple[str, nn.Module, type[Any]]], x: Tensor, input_name: str,
+               dynamic_batch: bool) -> tuple[tuple[int, ...], bool]:
+    """Run the model on ``x`` in eval() mode, layer by layer, adding each layer's operators
+    to ``graph``; the model's modes are restored after. Returns the output's shape and
+    whether its axis 0 is still the batch axis."""
     value, shape = input_name, tuple(x.shape)
     batch_kept = dynamic_batch  # is axis 0 of the current value still the batch axis?
     was_training = [(m, m.training) for m in model.modules()]
@@ -168,23 +192,24 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
     finally:
         for module, mode in was_training:
             module.training = mode
-
     if value == input_name:  # no operator at all (only Dropouts): the output is the input
         graph.node("Identity", [value], "")
-    graph.nodes[-1].output[0] = output_name
+    return shape, batch_kept
 
-    in_dims = [BATCH if dynamic_batch else x.shape[0], *x.shape[1:]] if x.ndim else []
-    out_dims: list[Any] = list(shape)
-    if dynamic_batch and out_dims:
-        out_dims[0] = BATCH if batch_kept else None  # None: a dimension of unknown size
+
+def _model_proto(graph: _GraphBuilder, model: nn.Module, onnx: Any,
+                 graph_input: tuple[str, int, list[Any]],
+                 graph_output: tuple[str, int, list[Any]]) -> ModelProto:
+    """The checked ONNX model of the graph, its shapes inferred; ``graph_input`` and
+    ``graph_output`` are (name, element type, dimensions)."""
+    from onnx import helper
+
     onnx_graph = helper.make_graph(
         graph.nodes, _graph_name(model),
-        inputs=[helper.make_tensor_value_info(input_name, elem_type, in_dims)],
-        outputs=[helper.make_tensor_value_info(
-            output_name, _elem_type(floats, "the model", onnx) if ids_input else elem_type,
-            out_dims)],
+        inputs=[helper.make_tensor_value_info(*graph_input)],
+        outputs=[helper.make_tensor_value_info(*graph_output)],
         initializer=graph.initializers)
-    opset_ids = [helper.make_opsetid("", opset)]
+    opset_ids = [helper.make_opsetid("", graph.opset)]
     proto = helper.make_model(
         onnx_graph, opset_imports=opset_ids, producer_name="minigrad",
         producer_version=_version(),
@@ -197,7 +222,6 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
     # agree with each other and with the declared output shape.
     onnx.checker.check_model(proto, full_check=True)
     proto = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True)
-    onnx.save_model(proto, path)
     written: ModelProto = proto
     return written
 

@@ -21,11 +21,11 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Lo
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm  # noqa: E402
 from .convolution import AdaptiveAvgPool2d, Conv1d  # noqa: E402
 
-__all__ = __all__ + ["Embedding", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
-                     "utils", "ModuleList", "ModuleDict", "GELU", "SiLU", "ELU", "Softplus",
-                     "Hardtanh", "LogSigmoid", "Softmax", "LogSoftmax",
-                     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-                     # issue 29
-                     "init", "CrossEntropyLoss", "MSELoss", "NLLLoss", "BCELoss",
-                     "BCEWithLogitsLoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "LayerNorm",
-                     "BatchNorm1d", "BatchNorm2d", "Conv1d", "AdaptiveAvgPool2d"]
+__all__ = [*__all__, "Embedding", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+           "utils", "ModuleList", "ModuleDict", "GELU", "SiLU", "ELU", "Softplus",
+           "Hardtanh", "LogSigmoid", "Softmax", "LogSoftmax",
+           "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           # issue 29
+           "init", "CrossEntropyLoss", "MSELoss", "NLLLoss", "BCELoss",
+           "BCEWithLogitsLoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "LayerNorm",
+           "BatchNorm1d", "BatchNorm2d", "Conv1d", "AdaptiveAvgPool2d"]
