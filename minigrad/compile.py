@@ -562,7 +562,7 @@ class _Program:
         self.grads = grads
         self.prologues = rec.prologues
         self.guard = guard
-        keep = optimize(rec, outputs)
+        keep = optimize(rec, outputs, keep=tuple(g for _, g in grads if g is not None))
         split = rec.prologue_at if rec.prologue_at is not None else len(rec.ops)
         self.head = [_fast(call) for k, call in keep if k < split]
         self.tail = [_fast(call) for k, call in keep if k >= split]

@@ -20,9 +20,15 @@ the recording computed:
    an optimizer's flat buffer), when ``dst`` has ``r``'s layout, or when the call is
    elementwise (each value computed alone: where it is stored cannot change it);
 6. :func:`fuse_value_checks` -- a value computed only to be checked is computed and checked
-   in one call.
+   in one call;
+7. :func:`reuse_buffers` -- a large array that the step makes, uses and forgets writes into
+   the memory of one the step has already forgotten (a register allocator's idea): the replay
+   touches a few buffers again and again instead of a fresh one per call, and so stays in the
+   processor's caches. Only arrays that a call writes whole before anything reads them, and
+   that nothing needs after the replay, move; into a buffer of the same size and alignment,
+   seen with the same shape and strides.
 
-Each pass is a function of a :class:`Plan` and is tested on its own (tests/test_compile_passes.py).
+Each pass is a function of a :class:`Plan` and is tested on its own (tests/engine/test_compile_passes.py).
 """
 from __future__ import annotations
 
@@ -33,7 +39,8 @@ from typing import Any, Protocol
 import numpy as np
 
 __all__ = ["Plan", "optimize", "PASSES", "drop_unchanged_refills", "drop_self_assignments",
-           "fold_constants", "drop_dead_calls", "write_results_in_place", "fuse_value_checks"]
+           "fold_constants", "drop_dead_calls", "write_results_in_place", "fuse_value_checks",
+           "reuse_buffers"]
 
 Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
 
@@ -121,6 +128,7 @@ class Recording(Protocol):
     """What the passes read of a recording (``compile._Recorder`` has these)."""
 
     ops: list[Call]
+    owners: list[Any]
     writes: list[set[int]]
     kinds: list[str]
     index: dict[int, int]
@@ -139,9 +147,11 @@ class Plan:
         The recorded calls.
     outputs : Any
         What the step returns (its arrays are needed after the replay).
+    keep : tuple
+        Other arrays read after a replay (the gradients); only :func:`reuse_buffers` reads it.
     """
 
-    def __init__(self, rec: Recording, outputs: Any) -> None:
+    def __init__(self, rec: Recording, outputs: Any, keep: tuple[Any, ...] = ()) -> None:
         self.rec = rec
         self.ops = list(rec.ops)
         self.n = len(self.ops)
@@ -157,6 +167,8 @@ class Plan:
         self.lasting = {m for m, kind in enumerate(rec.kinds) if kind in ("external", "input")}
         self.made_by = {k: m for m, k in rec.creator.items()}
         self.alive = [True] * self.n
+        # arrays read after a replay besides the outputs (the parameters' gradients)
+        self.keep = {m for m in map(self.number, arrays(keep)) if m is not None}
 
     def number(self, a: Any) -> int | None:
         """The owner number of array ``a`` (None: not an array of the recording)."""
@@ -321,15 +333,160 @@ def fuse_value_checks(plan: Plan) -> None:
         plan.alive[j] = False
 
 
+# an array smaller than this is not worth moving (it stays in the caches anyway)
+REUSE_BYTES = 1 << 16
+
+
+def reuse_buffers(plan: Plan) -> None:
+    """7. Each large array the step makes and forgets writes into the memory of an array of
+    the same size and alignment that no later call reads (see the module's list)."""
+    kept = plan.kept()
+    first, last, movable = _lifetimes(plan, kept)
+    free: dict[tuple[int, int], list[Any]] = {}
+    home: dict[int, Any] = {}  # owner number -> the array whose memory it now uses
+    ends: dict[int, list[int]] = {}
+    for m, k in last.items():
+        ends.setdefault(k, []).append(m)
+    for k, _ in kept:
+        for m in sorted(movable & first.get(k, set())):
+            o = plan.rec.owners[m]
+            pool = free.get(_size_class(o))
+            if pool:
+                home[m] = pool.pop()
+        for m in ends.get(k, []):
+            if m in movable:  # its memory is free after call k (not during: no aliasing)
+                o = plan.rec.owners[m]
+                free.setdefault(_size_class(o), []).append(home.get(m, o))
+    if home:
+        moved = {id(plan.rec.owners[m]): b for m, b in home.items()}
+        for k, (fn, args, kwargs) in kept:
+            plan.ops[k] = (fn, _rebased(args, moved), _rebased(kwargs, moved))
+
+
+def _size_class(a: Any) -> tuple[int, int]:
+    return a.nbytes, a.__array_interface__["data"][0] % 64
+
+
+def _lifetimes(plan: Plan, kept: list[tuple[int, Call]]
+               ) -> tuple[dict[int, set[int]], dict[int, int], set[int]]:
+    """For the live calls, as they now are: the owners each call touches first, the last call
+    that touches each owner, and the owners :func:`reuse_buffers` may move (written whole by
+    the call that touches them first, which does not read them)."""
+    first: dict[int, set[int]] = {}
+    last: dict[int, int] = {}
+    seen: set[int] = set()
+    defined: set[int] = set()
+    hidden: set[int] = set()
+    for k, (fn, args, kwargs) in kept:
+        whole, read = _accesses(plan, fn, args, kwargs)
+        touched = whole | read | plan.writes[k]
+        if k in plan.made_by:
+            touched.add(plan.made_by[k])
+        for m in touched - seen:
+            first.setdefault(k, set()).add(m)
+            if m in whole and m not in read:
+                defined.add(m)
+        seen |= touched
+        for m in touched:
+            last[m] = k
+        hidden |= {m for m in map(plan.number, _hidden_arrays((fn, args, kwargs)))
+                   if m is not None}
+    owners = plan.rec.owners
+    movable = {m for m in defined
+               if plan.rec.kinds[m] == "internal" and m not in plan.out_owners
+               and m not in plan.keep and m not in hidden and type(owners[m]) is np.ndarray
+               and owners[m].flags.c_contiguous and owners[m].nbytes >= REUSE_BYTES}
+    return first, last, movable
+
+
+def _accesses(plan: Plan, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+              ) -> tuple[set[int], set[int]]:
+    """(the owners that call ``fn(*args, **kwargs)`` writes in full, every byte; the owners
+    of every other array it is given), read from the call itself."""
+    rest: Any = (args, kwargs)
+    targets: list[Any] = []
+    if "where" in kwargs:  # a masked write keeps the other values: a read too
+        pass
+    elif fn in (compute_into, where_into, np.copyto):
+        targets, rest = [args[0]], (args[1:], kwargs)
+    elif fn is operator.setitem and args[1] is Ellipsis:
+        targets, rest = [args[0]], (args[1:], kwargs)
+    elif fn is not operator.setitem and "out" in kwargs:
+        out = kwargs["out"]
+        targets = list(out) if isinstance(out, tuple) else [out]
+        rest = (args, {k: v for k, v in kwargs.items() if k != "out"})
+    whole = {m for t in targets if isinstance(t, np.ndarray) and _covers(t)
+             for m in [plan.number(t)] if m is not None}
+    partial = [t for t in targets if isinstance(t, np.ndarray) and plan.number(t) not in whole]
+    read = {m for m in map(plan.number, arrays(rest) + partial) if m is not None}
+    return whole, read
+
+
+def _covers(a: Any) -> bool:
+    """Whether view ``a`` is every byte of its owner: same start and size, dense."""
+    o = owner(a)
+    if (a.__array_interface__["data"][0] != o.__array_interface__["data"][0]
+            or a.nbytes != o.nbytes or not o.flags.c_contiguous):
+        return False
+    order = sorted(range(a.ndim), key=lambda i: -a.strides[i])
+    step = a.itemsize
+    for i in reversed(order):  # the smallest stride first: each the product of those below
+        if a.shape[i] != 1 and a.strides[i] != step:
+            return False
+        step *= a.shape[i]
+    return True
+
+
+def _hidden_arrays(x: Any, depth: int = 0) -> list[Any]:
+    """Arrays a call holds where :func:`arrays` does not look (a closure's cells, a
+    :class:`Composed`'s arguments): :func:`reuse_buffers` moves none of them."""
+    if depth > 4:
+        return []
+    if isinstance(x, (tuple, list)):
+        return [a for v in x for a in _hidden_arrays(v, depth)]
+    if isinstance(x, dict):
+        return [a for v in x.values() for a in _hidden_arrays(v, depth)]
+    found: list[Any] = []
+    if isinstance(x, Composed):
+        found = arrays(x.kwargs) + _hidden_arrays((x.convert, x.func, x.kwargs), depth + 1)
+    for cell in getattr(x, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        found += arrays(value) + _hidden_arrays(value, depth + 1)
+    return found
+
+
+def _rebased(x: Any, moved: dict[int, Any]) -> Any:
+    """``x`` with every array whose owner moved replaced by the same view of its new home."""
+    if isinstance(x, np.ndarray):
+        o = owner(x)
+        home = moved.get(id(o))
+        if home is None:
+            return x
+        offset = x.__array_interface__["data"][0] - o.__array_interface__["data"][0]
+        return np.ndarray(x.shape, x.dtype, buffer=home, offset=offset, strides=x.strides)
+    if isinstance(x, tuple):
+        return tuple(_rebased(v, moved) for v in x)
+    if isinstance(x, list):
+        return [_rebased(v, moved) for v in x]
+    if isinstance(x, dict):
+        return {k: _rebased(v, moved) for k, v in x.items()}
+    return x
+
+
 PASSES: tuple[Callable[[Plan], None], ...] = (
     drop_unchanged_refills, drop_self_assignments, fold_constants, drop_dead_calls,
-    write_results_in_place, fuse_value_checks)
+    write_results_in_place, fuse_value_checks, reuse_buffers)
 
 
 def optimize(rec: Recording, outputs: Any,
-             passes: tuple[Callable[[Plan], None], ...] = PASSES) -> list[tuple[int, Call]]:
-    """The recorded calls worth replaying, numbered as recorded, after ``passes``."""
-    plan = Plan(rec, outputs)
+             passes: tuple[Callable[[Plan], None], ...] = PASSES,
+             keep: tuple[Any, ...] = ()) -> list[tuple[int, Call]]:
+    """The recorded calls worth replaying, numbered as recorded, after ``passes``; ``keep``:
+    other arrays read after a replay (see :class:`Plan`)."""
+    plan = Plan(rec, outputs, keep)
     for run in passes:
         run(plan)
     return plan.kept()

@@ -25,12 +25,12 @@ class Rec:
     creator: dict = field(default_factory=dict)
     fills: set = field(default_factory=set)
     guards: list = field(default_factory=list)
-    arrays: list = field(default_factory=list)
+    owners: list = field(default_factory=list)
 
     def owner(self, a: np.ndarray, kind: str) -> int:
         self.index[id(a)] = len(self.kinds)
         self.kinds.append(kind)
-        self.arrays.append(a)
+        self.owners.append(a)
         return len(self.kinds) - 1
 
     def call(self, fn: Any, args: tuple, kwargs: dict | None = None, writes: tuple = (),
@@ -173,7 +173,70 @@ def test_fuse_value_checks():
 def test_optimize_runs_every_pass_in_order():
     assert [p.__name__ for p in P.PASSES] == [
         "drop_unchanged_refills", "drop_self_assignments", "fold_constants", "drop_dead_calls",
-        "write_results_in_place", "fuse_value_checks"]
+        "write_results_in_place", "fuse_value_checks", "reuse_buffers"]
     rec, x, r, d = scattered_gradient(fill_first=False)
     kept = P.optimize(rec, None)
     assert [k for k, _ in kept] == [0, 1, 2]
+
+
+def aligned(n: int, count: int) -> list[np.ndarray]:
+    """``count`` new arrays of ``n`` floats whose addresses agree modulo 64 (the pass moves an
+    array only into memory of the same alignment)."""
+    made: dict[int, list[np.ndarray]] = {}
+    while True:
+        a = np.empty(n)
+        group = made.setdefault(a.__array_interface__["data"][0] % 64, [])
+        group.append(a)
+        if len(group) == count:
+            return group
+
+
+def chain(n: int = 20000) -> tuple[Rec, dict[str, np.ndarray]]:
+    """``a = x * 2; b = a + 1; c = b * b; s = c.sum(); z = zeros; z[...] = c``: four large
+    internal arrays whose lives end one after another, ``s`` the output."""
+    rec = Rec()
+    x = np.linspace(-1.0, 1.0, n)
+    a, b, c = aligned(n, 3)
+    s, z = np.empty(()), np.zeros(n)
+    nx = rec.owner(x, "input")
+    na, nb, nc, ns, nz = (rec.owner(v, "internal") for v in (a, b, c, s, z))
+    rec.call(np.multiply, (x, 2.0), {"out": (a,)}, makes=(na,))
+    rec.call(np.add, (a, 1.0), {"out": (b,)}, makes=(nb,))
+    rec.call(np.multiply, (b, b), {"out": (c,)}, makes=(nc,))
+    rec.call(np.add.reduce, (c,), {"axis": None, "out": s}, makes=(ns,))
+    rec.call(np.add.at, (z, np.arange(3), c[:3]), writes=(nz,))  # reads z first: stays
+    rec.call(np.add, (z, c), {"out": (z,)}, writes=(nz,))
+    assert nx == 0
+    return rec, {"x": x, "a": a, "b": b, "c": c, "s": s, "z": z}
+
+
+def test_reuse_buffers_writes_a_new_array_into_the_memory_of_a_forgotten_one():
+    rec, v = chain()
+    plan = P.Plan(rec, ("tensor", v["s"]), keep=(v["z"],))
+    P.reuse_buffers(plan)
+    (_, (_, args0, kw0)), (_, (_, args1, kw1)), (_, (_, args2, kw2)) = plan.kept()[:3]
+    assert kw0["out"][0] is v["a"] and args1[0] is v["a"]  # a keeps its memory
+    assert kw1["out"][0] is v["b"]  # a is still read by the call that writes b
+    assert np.shares_memory(kw2["out"][0], v["a"]) and args2[0] is v["b"]  # c lands in a's
+    run([call for _, call in plan.kept()])
+    expected = (np.linspace(-1.0, 1.0, 20000) * 2.0 + 1.0) ** 2
+    assert v["s"][()] == np.add.reduce(expected, axis=None)  # bit for bit
+    # z is kept (a gradient), s is the output, x an input: none of them moved
+    assert all(not np.shares_memory(t, v[n]) for n in "xsz" for t in (v["a"], v["b"]))
+
+
+def test_reuse_buffers_moves_no_small_array_kept_output_or_array_read_before_written():
+    rec, v = chain(n=100)  # 800 bytes: below REUSE_BYTES
+    plan = P.Plan(rec, ("tensor", v["s"]))
+    before = [call for _, call in plan.kept()]
+    P.reuse_buffers(plan)
+    assert [call for _, call in plan.kept()] == before
+    rec, v = chain()
+    plan = P.Plan(rec, ("tensor", v["c"]))  # c is the output now: it keeps its memory
+    P.reuse_buffers(plan)
+    assert all(kw.get("out", (v["c"],))[0] is not v["a"] for _, (_, _, kw) in plan.kept()[2:3])
+    assert plan.kept()[2][1][2]["out"][0] is v["c"]
+    rec, v = chain()
+    plan = P.Plan(rec, ("tensor", v["s"]))  # z, not kept, is read (add.at) before it is written
+    P.reuse_buffers(plan)
+    assert plan.kept()[4][1][1][0] is v["z"] and plan.kept()[5][1][2]["out"][0] is v["z"]
