@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import hsv_to_rgb, to_rgba
 from matplotlib.figure import Figure
@@ -31,6 +32,7 @@ from .scene import Scene
 __all__ = ["render_forward", "render_backward", "render_matmul", "format_number", "SYMBOLS"]
 
 Index = tuple[int, ...]
+Colour = str | tuple[float, float, float]  # a colour's name or hex code, or RGB in 0..1
 
 # How the four operators are written in the picture.
 SYMBOLS = {"+": "+", "-": "−", "*": "×", "/": "÷", "@": "@"}
@@ -59,7 +61,7 @@ MAX_WIDTH_IN = 12.0
 DPI = 100
 
 
-def _colour(index: Index, shape: tuple[int, ...]) -> str:
+def _colour(index: Index, shape: tuple[int, ...]) -> Colour:
     """A light colour of its own for each cell of an input: hues spread evenly over the cells.
 
     Unlike a fixed palette this never repeats within one picture, so "the sum of its colour"
@@ -67,7 +69,10 @@ def _colour(index: Index, shape: tuple[int, ...]) -> str:
     """
     count = int(np.prod(shape)) if shape else 1
     flat = int(np.ravel_multi_index(index, shape)) if shape else 0
-    return hsv_to_rgb((flat / count, 0.35, 1.0)) if count > 1 else PALETTE[0]
+    if count <= 1:
+        return PALETTE[0]
+    r, g, b = (float(v) for v in hsv_to_rgb((flat / count, 0.35, 1.0)))
+    return r, g, b
 
 
 def _text_width(text: str, font: str) -> float:
@@ -90,7 +95,7 @@ class Grid:
     title: str
     subtitle: str = ""
     text: dict[Index, str] = field(default_factory=dict)
-    face: dict[Index, str] = field(default_factory=dict)
+    face: dict[Index, Colour] = field(default_factory=dict)
     dashed: set[Index] = field(default_factory=set)
     note: dict[Index, str] = field(default_factory=dict)
 
@@ -124,7 +129,7 @@ class Grid:
         p, q, r, c = (0,) * (4 - len(index)) + tuple(index)
         return q * (C + GAP) + c, p * (R + self.label_h + GAP) + self.label_h + r
 
-    def draw(self, ax, x: float, y: float, scale: float) -> None:
+    def draw(self, ax: Axes, x: float, y: float, scale: float) -> None:
         cx = x + self.width / 2
         ax.text(cx, y + 0.05, self.title, ha="center", va="top", fontweight="bold",
                 fontsize=FONT["title"] * scale)
@@ -144,7 +149,7 @@ class Grid:
             ox, oy = self.cell_xy(index)
             self._cell(ax, bx + ox, by + oy, index, scale)
 
-    def _cell(self, ax, x: float, y: float, index: Index, scale: float) -> None:
+    def _cell(self, ax: Axes, x: float, y: float, index: Index, scale: float) -> None:
         copy = index in self.dashed
         ax.add_patch(Rectangle(
             (x + 0.04, y + 0.04), 0.92, 0.92,
@@ -176,16 +181,19 @@ class Symbol:
 
     height = 0.0
 
-    def draw(self, ax, x: float, y: float, scale: float) -> None:
+    def draw(self, ax: Axes, x: float, y: float, scale: float) -> None:
         ax.text(x + self.width / 2, y, self.text, ha="center", va="center",
                 fontsize=FONT[self.font] * scale, linespacing=1.3)
+
+
+Item = Grid | Symbol  # what a row of a picture holds
 
 
 # ---------------------------------------------------------------------------------------------
 # Composing a figure
 
 
-def _render(heading: str, rows: list[list], footer: Iterable[str]) -> bytes:
+def _render(heading: str, rows: list[list[Item]], footer: Iterable[str]) -> bytes:
     """Lay the rows out under a heading and above a footer; return the PNG bytes."""
     footer_lines = [line for text in footer for line in textwrap.wrap(text, 90)]
     widths = [sum(item.width for item in row) for row in rows]
@@ -260,8 +268,8 @@ def render_forward(scene: Scene) -> bytes:
     op = SYMBOLS[p.op]
     result = Grid(p.shape, f"A {op} B {p.shape}", "the result",
                   text={r: format_number(scene.out[r]) for r in np.ndindex(*p.shape)})
-    rows = [[_stretched_grid(scene, "a"), Symbol(op), _stretched_grid(scene, "b"), Symbol("="),
-             result]]
+    rows: list[list[Item]] = [[_stretched_grid(scene, "a"), Symbol(op),
+                               _stretched_grid(scene, "b"), Symbol("="), result]]
     footer = ["Solid cells are the inputs' own values; dashed cells are broadcast copies "
               "(one colour per input cell)."] + _slices_note(scene)
     return _render(f"Forward: A {op} B", rows, footer)
@@ -275,7 +283,7 @@ _RULES = {"+": ("∂(a + b)/∂a = 1", "∂(a + b)/∂b = 1"),
           "/": ("∂(a ÷ b)/∂a = 1/b", "∂(a ÷ b)/∂b = −a/b²")}
 
 
-def _backward_row(scene: Scene, operand: str) -> list:
+def _backward_row(scene: Scene, operand: str) -> list[Item]:
     p = scene.plan
     name = operand.upper()
     own = p.input_shape(operand)
@@ -311,7 +319,8 @@ def render_backward(scene: Scene) -> bytes:
                 face={r: "#eeeeee" for r in np.ndindex(*p.shape)})
     into = Symbol("⟶", "arrow")
     same = Symbol("the same\nones ⟶", "arrow", min_width=ones.width + into.width)
-    rows = [[ones, into] + _backward_row(scene, "a"), [same] + _backward_row(scene, "b")]
+    first: list[Item] = [ones, into]
+    rows = [first + _backward_row(scene, "a"), [same] + _backward_row(scene, "b")]
     footer = ["Each result cell sends its gradient back to the input cell it read (same "
               "colour); each cell of A.grad and B.grad is the sum of what its colour sent. "
               "All numbers come from minigrad's backward pass."] + _slices_note(scene)
@@ -328,14 +337,17 @@ def render_matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], seed: int 
     (n, k), m = shape_a, shape_b[1]
     sn, sk, sm = min(n, 8), min(k, 8), min(m, 8)
     c = a @ b
-    grids = [Grid((sn, sk), f"A {shape_a}", "row i of A ...",
-                  text={i: format_number(a[i]) for i in np.ndindex(sn, sk)}, face=_tone((sn, sk), PALETTE[0])),
-             Symbol("@"),
-             Grid((sk, sm), f"B {shape_b}", "... times column j of B",
-                  text={i: format_number(b[i]) for i in np.ndindex(sk, sm)}, face=_tone((sk, sm), PALETTE[1])),
-             Symbol("="),
-             Grid((sn, sm), f"C {(n, m)}", "is C[i, j]",
-                  text={i: format_number(c[i]) for i in np.ndindex(sn, sm)})]
+    grids: list[Item] = [
+        Grid((sn, sk), f"A {shape_a}", "row i of A ...",
+             text={i: format_number(a[i]) for i in np.ndindex(sn, sk)},
+             face=_tone((sn, sk), PALETTE[0])),
+        Symbol("@"),
+        Grid((sk, sm), f"B {shape_b}", "... times column j of B",
+             text={i: format_number(b[i]) for i in np.ndindex(sk, sm)},
+             face=_tone((sk, sm), PALETTE[1])),
+        Symbol("="),
+        Grid((sn, sm), f"C {(n, m)}", "is C[i, j]",
+             text={i: format_number(c[i]) for i in np.ndindex(sn, sm)})]
     footer = ["Each cell of C adds the products of a row of A and a column of B. Backward: "
               "A.grad = dC @ B.T and B.grad = A.T @ dC, the only products with A's and B's shapes."]
     if (sn, sk, sm) != (n, k, m):
@@ -343,5 +355,5 @@ def render_matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], seed: int 
     return _render(f"Matrix product: A {shape_a} @ B {shape_b}", [grids], footer)
 
 
-def _tone(shape: tuple[int, ...], colour: str) -> dict[Index, str]:
+def _tone(shape: tuple[int, ...], colour: str) -> dict[Index, Colour]:
     return {i: colour for i in np.ndindex(*shape)}

@@ -29,7 +29,8 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -55,6 +56,7 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
 UPSTREAM = {kind: say(f"upstream_{kind}") for kind in ("ones", "random", "typed")}
 
 Index = tuple[int, ...]
+Json = dict[str, Any]  # a grid, a cell, a view or a picture: what json sends as it is
 
 
 def format_number(x: float) -> str:
@@ -178,7 +180,7 @@ def _upstream(kind: str, typed: str, real: tuple[int, ...], shown: tuple[int, ..
 
 def _grid(gid: str, title: str, shape: tuple[int, ...], real: tuple[int, ...],
           values: dict[Index, str], tone: str, subtitle: str = "",
-          copies: set[Index] | None = None) -> dict:
+          copies: set[Index] | None = None) -> Json:
     copies = copies or set()
     return {"kind": "grid", "id": gid, "title": title, "subtitle": subtitle, "tone": tone,
             "shape": list(shape), "real": list(real), "cut": _cut(shape, real),
@@ -191,8 +193,8 @@ def _numbers(values: Any, shown: tuple[int, ...]) -> dict[Index, str]:
     return {i: format_number(values[i]) for i in _cells(shown)}
 
 
-def _link_product(out: tuple[dict, str, Any], left: tuple[dict, str, Any],
-                  right: tuple[dict, str, Any], real_inner: int) -> None:
+def _link_product(out: tuple[Json, str, Any], left: tuple[Json, str, Any],
+                  right: tuple[Json, str, Any], real_inner: int) -> None:
     """Link each cell of ``out = left @ right`` to the row of ``left`` and the column of
     ``right`` it multiplies, with the sum of products written out. Each argument is
     ``(grid, name, shown values)``; ``real_inner`` is the inner size before cutting."""
@@ -208,13 +210,13 @@ def _link_product(out: tuple[dict, str, Any], left: tuple[dict, str, Any],
               + [(right_grid, (q, j)) for q in range(inner)])
 
 
-def _link(grid: dict, index: Index, info: str, lit: list[tuple[dict, Index]]) -> None:
+def _link(grid: Json, index: Index, info: str, lit: Sequence[tuple[Json, Index]]) -> None:
     cell = grid["cells"][_flat(index, tuple(grid["shape"]))]
     cell["info"] = info
     cell["lit"] = [[g["id"], _flat(i, tuple(g["shape"]))] for g, i in lit]
 
 
-def _sym(text: str) -> dict:
+def _sym(text: str) -> Json:
     return {"kind": "sym", "text": text}
 
 
@@ -248,15 +250,48 @@ def _rule_with_numbers(op: str, operand: str, g: str, a: str, b: str, sent: str)
     return say("numbers_div_b", g=_paren(g), a=_paren(a), b=_paren(b), sent=sent)
 
 
+@dataclass
+class _Broadcast:
+    """What broadcast mode draws, computed: the drawn cells' values, the plans, the counts."""
+
+    op: str
+    upstream: str
+    real: Index  # the result's real shape
+    shown: Index  # the result's drawn shape
+    at_real: bool  # whether the engine ran at the real shapes (else at the drawn ones)
+    real_in: dict[str, Index]  # "a", "b": each input's real shape
+    shown_in: dict[str, Index]  # and its drawn shape
+    vals: dict[str, np.ndarray]  # the drawn input values
+    grads: dict[str, np.ndarray]  # the drawn cells of A.grad, B.grad
+    sent: dict[str, np.ndarray]  # what each drawn result cell sends back to A, B
+    g_sh: np.ndarray  # the drawn upstream gradient
+    out_sh: np.ndarray  # the drawn result
+    p: BroadcastPlan  # the drawn cells, one by one
+    big: BroadcastPlan  # the real shapes: axes and counts only
+    counts: dict[str, int]  # how many result cells read one input cell (real shapes)
+
+    @property
+    def sym(self) -> str:
+        return SYMBOLS[self.op]
+
+
 def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upstream: str,
-               typed: str, seed: int) -> dict:
+               typed: str, seed: int) -> Json:
+    d = _broadcast_computed(shape_a, shape_b, op, upstream, typed, seed)
+    return _finish("broadcast", say("headline", shape_a=shape_a, sym=d.sym, shape_b=shape_b,
+                                    real=d.real), _broadcast_forward(d), _broadcast_backward(d),
+                   d.at_real, math.prod(d.real), d.shown)
+
+
+def _broadcast_computed(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str,
+                        upstream: str, typed: str, seed: int) -> _Broadcast:
+    """The engine, as in any program: forward, then backward with the upstream gradient (at
+    the real shapes, or the drawn ones past MAX_COMPUTE elements); then the drawn result
+    cells, each a leaf of its own, to show what each sends back."""
     real = broadcast_pair(shape_a, shape_b, op)
     shown_a, shown_b, shown = cap_shapes(shape_a, shape_b, real)
-    size = math.prod(real)
-    at_real = size <= MAX_COMPUTE
+    at_real = math.prod(real) <= MAX_COMPUTE
     f = _OPS[op]
-
-    # The engine, as in any program: forward, then backward with the upstream gradient.
     a, b = _operands(shape_a if at_real else shown_a, shape_b if at_real else shown_b, seed, op)
     g = _upstream(upstream, typed, real, shown, at_real, seed)
     A, B = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
@@ -274,32 +309,35 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
     f(A_copies, B_copies).backward(g_sh)
     sent = {"a": np.asarray(A_copies.grad), "b": np.asarray(B_copies.grad)}
 
-    p = plan(shown_a, shown_b, op)  # the drawn cells, one by one
-    big = plan(shape_a, shape_b, op, cells=False)  # the real shapes: axes and counts only
-    sym = SYMBOLS[op]
-    fmt = format_number
-    vals = {"a": a_sh, "b": b_sh}
-    grads = {"a": grad_a, "b": grad_b}
-    real_in = {"a": shape_a, "b": shape_b}
-    shown_in = {"a": shown_a, "b": shown_b}
-    counts = {o: math.prod(real[ax] for ax in big.summed_axes(o)) for o in "ab"}
+    big = plan(shape_a, shape_b, op, cells=False)
+    return _Broadcast(
+        op=op, upstream=upstream, real=real, shown=shown, at_real=at_real,
+        real_in={"a": shape_a, "b": shape_b}, shown_in={"a": shown_a, "b": shown_b},
+        vals={"a": a_sh, "b": b_sh}, grads={"a": grad_a, "b": grad_b}, sent=sent,
+        g_sh=g_sh, out_sh=out_sh, p=plan(shown_a, shown_b, op), big=big,
+        counts={o: math.prod(real[ax] for ax in big.summed_axes(o)) for o in "ab"})
 
-    # --- forward view -------------------------------------------------------------------------
-    own = {o: _grid(o.upper(), say("title_input", name=o.upper(), shape=real_in[o]), shown_in[o],
-                    real_in[o], _numbers(vals[o], shown_in[o]), o, say("subtitle_stored"))
+
+def _broadcast_forward(d: _Broadcast) -> Json:
+    """The forward view: A and B as stored, each stretched to the result's shape, and C;
+    every cell linked to the cells it reads or is read by; one step per result cell."""
+    p, real, shown, vals, sym, fmt = d.p, d.real, d.shown, d.vals, d.sym, format_number
+    own = {o: _grid(o.upper(), say("title_input", name=o.upper(), shape=d.real_in[o]),
+                    d.shown_in[o], d.real_in[o], _numbers(vals[o], d.shown_in[o]), o,
+                    say("subtitle_stored"))
            for o in "ab"}
     stretched = {o: _grid(f"{o.upper()}→", say("title_stretched", name=o.upper(), real=real),
                           shown, real,
                           {r: fmt(vals[o][p.source(o)[r]]) for r in _cells(shown)}, o,
-                          _copied_words(big, o), {r for r in _cells(shown) if p.is_copy(o, r)})
+                          _copied_words(d.big, o), {r for r in _cells(shown) if p.is_copy(o, r)})
                  for o in "ab"}
     result = _grid("C", say("title_result", sym=sym, real=real), shown, real,
-                   _numbers(out_sh, shown), "out", say("subtitle_result"))
+                   _numbers(d.out_sh, shown), "out", say("subtitle_result"))
     for r in _cells(shown):
         ia, ib = p.source_a[r], p.source_b[r]
         info = say("info_result", cell=_name("C", r), a=_name("A", ia), sym=sym,
-                   b=_name("B", ib), va=fmt(a_sh[ia]), vb=_paren(fmt(b_sh[ib])),
-                   vc=fmt(out_sh[r]))
+                   b=_name("B", ib), va=fmt(vals["a"][ia]), vb=_paren(fmt(vals["b"][ib])),
+                   vc=fmt(d.out_sh[r]))
         lit = [(own["a"], ia), (own["b"], ib), (stretched["a"], r), (stretched["b"], r)]
         _link(result, r, info, lit)
         for o, i in (("a", ia), ("b", ib)):
@@ -311,7 +349,7 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
     for o in "ab":
         readers = p.readers(o)
         for i, rs in readers.items():
-            n = counts[o]
+            n = d.counts[o]
             more = say("drawn_count", drawn=len(rs)) if n > len(rs) else ""
             _link(own[o], i, say("info_read_by", cell=_name(o.upper(), i), v=fmt(vals[o][i]),
                                  n=n, cells=say("word_cells" if n != 1 else "word_cell"),
@@ -326,18 +364,25 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
             "lit": [[g_["id"], _flat(i, tuple(g_["shape"]))] for g_, i in
                     [(own["a"], ia), (own["b"], ib), (stretched["a"], r), (stretched["b"], r),
                      (result, r)]], "set": {}})
-    forward = {
+    return {
         "rows": [[own["a"], own["b"]],
                  [stretched["a"], _sym(sym), stretched["b"], _sym("="), result]],
-        "notes": [say("note_forward", shape_a=shape_a, sym=sym, shape_b=shape_b, real=real),
-                  big.describe("a"), big.describe("b")],
+        "notes": [say("note_forward", shape_a=d.real_in["a"], sym=sym, shape_b=d.real_in["b"],
+                      real=real),
+                  d.big.describe("a"), d.big.describe("b")],
         "steps": forward_steps}
 
-    # --- backward view ------------------------------------------------------------------------
+
+def _broadcast_backward(d: _Broadcast) -> Json:
+    """The backward view: the upstream gradient, what each result cell sends to A and B,
+    and their sums, A.grad and B.grad; every cell linked and its rule written out with its
+    numbers; one step per broadcast copy added."""
+    p, real, shown, op, fmt = d.p, d.real, d.shown, d.op, format_number
+    a_sh, b_sh, g_sh, sent = d.vals["a"], d.vals["b"], d.g_sh, d.sent
     up = _grid("g", say("title_upstream", real=real), shown, real,
-               _numbers(g_sh, shown), "g", UPSTREAM[upstream])
-    refs = {o: _grid(o.upper(), say("title_input", name=o.upper(), shape=real_in[o]),
-                     shown_in[o], real_in[o], _numbers(vals[o], shown_in[o]), o,
+               _numbers(g_sh, shown), "g", UPSTREAM[d.upstream])
+    refs = {o: _grid(o.upper(), say("title_input", name=o.upper(), shape=d.real_in[o]),
+                     d.shown_in[o], d.real_in[o], _numbers(d.vals[o], d.shown_in[o]), o,
                      say("subtitle_values"))
             for o in "ab"}
     sent_grids, grad_grids = {}, {}
@@ -347,9 +392,9 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
                               _numbers(sent[o], shown), o, say("subtitle_sent", rule=rule),
                               {r for r in _cells(shown) if p.is_copy(o, r)})
         grad_grids[o] = _grid(f"{o.upper()}.grad",
-                              say("title_input", name=f"{o.upper()}.grad", shape=real_in[o]),
-                              shown_in[o], real_in[o], _numbers(grads[o], shown_in[o]), o,
-                              say("subtitle_grad", name=o.upper(), axes=_axes_words(big, o)))
+                              say("title_input", name=f"{o.upper()}.grad", shape=d.real_in[o]),
+                              d.shown_in[o], d.real_in[o], _numbers(d.grads[o], d.shown_in[o]),
+                              o, say("subtitle_grad", name=o.upper(), axes=_axes_words(d.big, o)))
     for r in _cells(shown):
         ia, ib = p.source_a[r], p.source_b[r]
         _link(up, r, say("info_upstream", cell=_name("g", r), v=fmt(g_sh[r]), c=_name("C", r),
@@ -367,21 +412,20 @@ def _broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str, upst
     for o in "ab":
         for i, rs in sums[o].items():
             terms = [fmt(sent[o][r]) for r in rs]
-            total = fmt(grads[o][i])
+            total = fmt(d.grads[o][i])
             _link(grad_grids[o], i, f"{_name(o.upper() + '.grad', i)} = "  # a formula
-                                    + _sum_text(terms, total, counts[o]),
+                                    + _sum_text(terms, total, d.counts[o]),
                   [(sent_grids[o], r) for r in rs] + [(up, r) for r in rs])
-    backward = {
+    notes = [say("note_backward", upstream=UPSTREAM[d.upstream], real=real)]
+    notes += [_sums_sentence(d.big, o, len(next(iter(sums[o].values())))) for o in "ab"]
+    if op in "*/":
+        notes.append(say("note_mul_div", sym=d.sym))
+    return {
         "rows": [[refs["a"], refs["b"]],
                  [up, _sym("→"), sent_grids["a"], _sym("sum →"), grad_grids["a"]],
                  [sent_grids["b"], _sym("sum →"), grad_grids["b"]]],
-        "notes": [say("note_backward", upstream=UPSTREAM[upstream], real=real)]
-        + [_sums_sentence(big, o, len(next(iter(sums[o].values())))) for o in "ab"],
-        "steps": _backward_steps(sums, sent, sent_grids, grad_grids, counts)}
-    if op in "*/":
-        backward["notes"].append(say("note_mul_div", sym=sym))
-    return _finish("broadcast", say("headline", shape_a=shape_a, sym=sym, shape_b=shape_b,
-                                    real=real), forward, backward, at_real, size, shown)
+        "notes": notes,
+        "steps": _backward_steps(sums, sent, sent_grids, grad_grids, d.counts)}
 
 
 def _copied_words(p: BroadcastPlan, operand: str) -> str:
@@ -414,13 +458,14 @@ def _sums_sentence(p: BroadcastPlan, operand: str, drawn: int) -> str:
                axes=", ".join(map(str, axes)), drawn=drawn_words)
 
 
-def _backward_steps(sums: dict, sent: dict, sent_grids: dict, grad_grids: dict,
-                    counts: dict) -> list[dict]:
+def _backward_steps(sums: dict[str, dict[Index, list[Index]]], sent: dict[str, np.ndarray],
+                    sent_grids: dict[str, Json], grad_grids: dict[str, Json],
+                    counts: dict[str, int]) -> list[Json]:
     """One frame per broadcast copy: every cell of A.grad and B.grad adds its next copy."""
     n_steps = max(len(rs) for o in "ab" for rs in sums[o].values())
     frames = []
     for s in range(n_steps + 1):
-        frame: dict[str, Any] = {"lit": [], "set": {}}
+        frame: Json = {"lit": [], "set": {}}
         example = []
         for o in "ab":
             gid = grad_grids[o]["id"]
@@ -455,8 +500,28 @@ def _backward_steps(sums: dict, sent: dict, sent_grids: dict, grad_grids: dict,
 # Matrix-product mode
 
 
+@dataclass
+class _Matmul:
+    """What matrix-product mode draws, computed: C = A @ B, A (n, k), B (k, m); the drawn
+    sides are at most MAX_SIDE (sn, sk, sm), and the arrays are their drawn corners."""
+
+    n: int
+    k: int
+    m: int
+    sn: int
+    sk: int
+    sm: int
+    upstream: str
+    a_sh: np.ndarray
+    b_sh: np.ndarray
+    g_sh: np.ndarray  # dC
+    out_sh: np.ndarray  # C
+    grad_a: np.ndarray
+    grad_b: np.ndarray
+
+
 def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, typed: str,
-            seed: int) -> dict:
+            seed: int) -> Json:
     if len(shape_a) != 2 or len(shape_b) != 2:
         raise ShapeError(say("matmul_not_2d", shape_a=shape_a, shape_b=shape_b))
     (n, k), (k2, m) = shape_a, shape_b
@@ -472,50 +537,63 @@ def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, t
     A, B = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
     out = A @ B
     out.backward(g)
-    a_sh, b_sh, g_sh = a[:sn, :sk], b[:sk, :sm], g[:sn, :sm]
-    out_sh = np.asarray(out.data)[:sn, :sm]
-    grad_a, grad_b = np.asarray(A.grad)[:sn, :sk], np.asarray(B.grad)[:sk, :sm]
-    fmt = format_number
+    d = _Matmul(n, k, m, sn, sk, sm, upstream, a_sh=a[:sn, :sk], b_sh=b[:sk, :sm],
+                g_sh=g[:sn, :sm], out_sh=np.asarray(out.data)[:sn, :sm],
+                grad_a=np.asarray(A.grad)[:sn, :sk], grad_b=np.asarray(B.grad)[:sk, :sm])
+    return _finish("matmul", say("headline", shape_a=shape_a, sym="@", shape_b=shape_b, real=real),
+                   _matmul_forward(d), _matmul_backward(d), at_real, size, shown)
 
-    # --- forward --------------------------------------------------------------------------------
-    gA = _grid("A", say("mm_title_a", shape=shape_a), shown_a, shape_a, _numbers(a_sh, shown_a),
-               "a", say("mm_sub_a"))
-    gB = _grid("B", say("mm_title_b", shape=shape_b), shown_b, shape_b, _numbers(b_sh, shown_b),
-               "b", say("mm_sub_b"))
-    gC = _grid("C", say("mm_title_c", shape=real), shown, real, _numbers(out_sh, shown), "out",
-               say("mm_sub_c"))
-    _link_product((gC, "C", out_sh), (gA, "A", a_sh), (gB, "B", b_sh), k)
-    for i, p in _cells(shown_a):
-        _link(gA, (i, p), say("mm_info_a", i=i, p=p, v=fmt(a_sh[i, p]), m=m),
+
+def _matmul_forward(d: _Matmul) -> Json:
+    """The forward view, A @ B = C: each cell of C linked to its row of A and column of B,
+    with the sum of products; one step per cell of C."""
+    n, k, m, sn, sk, sm, fmt = d.n, d.k, d.m, d.sn, d.sk, d.sm, format_number
+    shape_a, shape_b, real = (n, k), (k, m), (n, m)
+    gA = _grid("A", say("mm_title_a", shape=shape_a), (sn, sk), shape_a,
+               _numbers(d.a_sh, (sn, sk)), "a", say("mm_sub_a"))
+    gB = _grid("B", say("mm_title_b", shape=shape_b), (sk, sm), shape_b,
+               _numbers(d.b_sh, (sk, sm)), "b", say("mm_sub_b"))
+    gC = _grid("C", say("mm_title_c", shape=real), (sn, sm), real, _numbers(d.out_sh, (sn, sm)),
+               "out", say("mm_sub_c"))
+    _link_product((gC, "C", d.out_sh), (gA, "A", d.a_sh), (gB, "B", d.b_sh), k)
+    for i, p in _cells((sn, sk)):
+        _link(gA, (i, p), say("mm_info_a", i=i, p=p, v=fmt(d.a_sh[i, p]), m=m),
               [(gC, (i, j)) for j in range(sm)] + [(gB, (p, j)) for j in range(sm)])
-    for p, j in _cells(shown_b):
-        _link(gB, (p, j), say("mm_info_b", p=p, j=j, v=fmt(b_sh[p, j]), n=n),
+    for p, j in _cells((sk, sm)):
+        _link(gB, (p, j), say("mm_info_b", p=p, j=j, v=fmt(d.b_sh[p, j]), n=n),
               [(gC, (i, j)) for i in range(sn)] + [(gA, (i, p)) for i in range(sn)])
     forward_steps = [{"text": say("step_cell", k=t + 1, total=sn * sm,
                                   info=gC["cells"][t]["info"]),
                       "lit": [["C", t]] + [["A", i * sk + p] for p in range(sk)]
                       + [["B", p * sm + j] for p in range(sk)], "set": {}}
-                     for t, (i, j) in enumerate(_cells(shown))]
-    forward = {"rows": [[gA, _sym("@"), gB, _sym("="), gC]],
-               "notes": [say("mm_note_forward", shape_a=shape_a, shape_b=shape_b, real=real,
-                             k=k, k2=k2)],
-               "steps": forward_steps}
+                     for t, (i, j) in enumerate(_cells((sn, sm)))]
+    return {"rows": [[gA, _sym("@"), gB, _sym("="), gC]],
+            "notes": [say("mm_note_forward", shape_a=shape_a, shape_b=shape_b, real=real,
+                          k=k, k2=k)],
+            "steps": forward_steps}
 
-    # --- backward -------------------------------------------------------------------------------
+
+def _matmul_backward(d: _Matmul) -> Json:
+    """The backward view, dC @ B.T = A.grad and A.T @ dC = B.grad: each cell of a gradient
+    linked to the row and column it multiplies; the steps add one column of B.T (row of
+    A.T) at a time."""
+    n, k, m, sn, sk, sm, fmt = d.n, d.k, d.m, d.sn, d.sk, d.sm, format_number
+    shape_a, shape_b, real, shown = (n, k), (k, m), (n, m), (sn, sm)
+    a_sh, b_sh, g_sh = d.a_sh, d.b_sh, d.g_sh
     dC = _grid("dC", say("mm_title_dc", shape=real), shown, real, _numbers(g_sh, shown), "g",
-               say("mm_sub_dc", upstream=UPSTREAM[upstream]))
+               say("mm_sub_dc", upstream=UPSTREAM[d.upstream]))
     dC2 = _grid("dC ", say("mm_title_dc", shape=real), shown, real, _numbers(g_sh, shown), "g",
                 say("mm_sub_dc2"))
     BT = _grid("B.T", say("mm_title_bt", shape=(m, k)), (sm, sk), (m, k),
                _numbers(b_sh.T, (sm, sk)), "b", say("mm_sub_bt"))
     AT = _grid("A.T", say("mm_title_at", shape=(k, n)), (sk, sn), (k, n),
                _numbers(a_sh.T, (sk, sn)), "a", say("mm_sub_at"))
-    dA = _grid("A.grad", say("mm_title_da", shape=shape_a), shown_a, shape_a,
-               _numbers(grad_a, shown_a), "a", say("mm_sub_da"))
-    dB = _grid("B.grad", say("mm_title_db", shape=shape_b), shown_b, shape_b,
-               _numbers(grad_b, shown_b), "b", say("mm_sub_db"))
-    _link_product((dA, "A.grad", grad_a), (dC, "dC", g_sh), (BT, "B.T", b_sh.T), m)
-    _link_product((dB, "B.grad", grad_b), (AT, "A.T", a_sh.T), (dC2, "dC", g_sh), n)
+    dA = _grid("A.grad", say("mm_title_da", shape=shape_a), (sn, sk), shape_a,
+               _numbers(d.grad_a, (sn, sk)), "a", say("mm_sub_da"))
+    dB = _grid("B.grad", say("mm_title_db", shape=shape_b), (sk, sm), shape_b,
+               _numbers(d.grad_b, (sk, sm)), "b", say("mm_sub_db"))
+    _link_product((dA, "A.grad", d.grad_a), (dC, "dC", g_sh), (BT, "B.T", b_sh.T), m)
+    _link_product((dB, "B.grad", d.grad_b), (AT, "A.T", a_sh.T), (dC2, "dC", g_sh), n)
     for grid, other in ((dC, dC2), (dC2, dC)):
         for i, j in _cells(shown):
             _link(grid, (i, j), say("mm_info_dc", i=i, j=j, v=fmt(g_sh[i, j])),
@@ -527,13 +605,26 @@ def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, t
     for p, i in _cells((sk, sn)):
         _link(AT, (p, i), say("mm_info_at", p=p, i=i, v=fmt(a_sh[i, p])),
               [(dB, (p, j)) for j in range(sm)])
+    return {
+        "rows": [[dC, _sym("@"), BT, _sym("="), dA], [AT, _sym("@"), dC2, _sym("="), dB]],
+        "notes": [say("mm_note_shapes", shape_a=shape_a, shape_b=shape_b, real=real, bt=(m, k),
+                      at=(k, n)),
+                  say("mm_note_counts", m=m, n=n)],
+        "steps": _matmul_frames(d)}
+
+
+def _matmul_frames(d: _Matmul) -> list[Json]:
+    """The backward steps: after step s, A.grad and B.grad hold the sums of their first s
+    products, and the column of dC and B.T (row of A.T and dC) being added is lit."""
+    sn, sk, sm, fmt = d.sn, d.sk, d.sm, format_number
+    a_sh, b_sh, g_sh = d.a_sh, d.b_sh, d.g_sh
     frames = []
     for s in range(max(sm, sn) + 1):
-        frame: dict[str, Any] = {"lit": [], "set": {"A.grad": {}, "B.grad": {}}}
-        for i, p in _cells(shown_a):
+        frame: Json = {"lit": [], "set": {"A.grad": {}, "B.grad": {}}}
+        for i, p in _cells((sn, sk)):
             frame["set"]["A.grad"][i * sk + p] = fmt(sum(g_sh[i, j] * b_sh[p, j]
                                                          for j in range(min(s, sm))))
-        for p, j in _cells(shown_b):
+        for p, j in _cells((sk, sm)):
             frame["set"]["B.grad"][p * sm + j] = fmt(sum(a_sh[i, p] * g_sh[i, j]
                                                          for i in range(min(s, sn))))
         if 0 < s <= sm:
@@ -543,22 +634,15 @@ def _matmul(shape_a: tuple[int, ...], shape_b: tuple[int, ...], upstream: str, t
             frame["lit"] += [["A.T", p * sn + s - 1] for p in range(sk)]
             frame["lit"] += [["dC ", (s - 1) * sm + j] for j in range(sm)]
         frame["text"] = (say("mm_step_zero") if s == 0 else
-                         say("mm_step_n", s=s, m=m, n=n, c=s - 1))
+                         say("mm_step_n", s=s, m=d.m, n=d.n, c=s - 1))
         frames.append(frame)
-    backward = {
-        "rows": [[dC, _sym("@"), BT, _sym("="), dA], [AT, _sym("@"), dC2, _sym("="), dB]],
-        "notes": [say("mm_note_shapes", shape_a=shape_a, shape_b=shape_b, real=real, bt=(m, k),
-                      at=(k, n)),
-                  say("mm_note_counts", m=m, n=n)],
-        "steps": frames}
-    return _finish("matmul", say("headline", shape_a=shape_a, sym="@", shape_b=shape_b, real=real),
-                   forward, backward, at_real, size, shown)
+    return frames
 
 
 # ---------------------------------------------------------------------------------------------
 
 
-def _alt(view: dict, headline: str) -> str:
+def _alt(view: Json, headline: str) -> str:
     """A text alternative: every grid with its real shape and the first drawn values."""
     parts = [headline + "."]
     for row in view["rows"]:
@@ -573,8 +657,8 @@ def _alt(view: dict, headline: str) -> str:
     return " ".join(parts)
 
 
-def _finish(mode: str, headline: str, forward: dict, backward: dict, at_real: bool, size: int,
-            shown: tuple[int, ...]) -> dict:
+def _finish(mode: str, headline: str, forward: Json, backward: Json, at_real: bool, size: int,
+            shown: tuple[int, ...]) -> Json:
     if at_real:
         where = say("where_real", size=size)
     else:
@@ -592,7 +676,7 @@ def _finish(mode: str, headline: str, forward: dict, backward: dict, at_real: bo
 
 
 def picture(shape_a: tuple[int, ...], shape_b: tuple[int, ...], op: str = "+",
-            upstream: str = "ones", typed: str = "", seed: int = 0) -> dict:
+            upstream: str = "ones", typed: str = "", seed: int = 0) -> dict[str, Any]:
     """Everything the browser draws for ``A op B``, forward and backward, as plain data.
 
     Parameters

@@ -87,6 +87,8 @@ def make_scene(plan: BroadcastPlan, seed: int = 0) -> Scene:
     # 3. Summing what the copies sent back gives the broadcasting gradient: check it.
     for name, sent, grad, shape in (("A", sent_a, A.grad, plan.shape_a),
                                     ("B", sent_b, B.grad, plan.shape_b)):
+        if grad is None:
+            raise AssertionError(f"the engine gave {name} no gradient")
         if not np.allclose(unbroadcast(sent, shape), grad):
             raise AssertionError(f"the engine's {name}.grad {grad.tolist()} is not the sum of "
                                  f"what the copies sent back, {unbroadcast(sent, shape).tolist()}")

@@ -88,7 +88,7 @@ class BroadcastBackward(anywidget.AnyWidget):
     typed = traitlets.Unicode("").tag(sync=True)
     view = traitlets.Unicode("forward").tag(sync=True)
     data = traitlets.Dict().tag(sync=True)
-    presets = traitlets.List().tag(sync=True)
+    presets: traitlets.List[Any] = traitlets.List().tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)  # grows on every recomputation
 
     def __init__(self, shape_a: str = "3,1", shape_b: str = "1,4", op: str = "+",
@@ -100,8 +100,8 @@ class BroadcastBackward(anywidget.AnyWidget):
         self.seed = seed
         self.result_shape: tuple[int, ...] | None = None
         self.error: str | None = None
-        self._good: dict = {}  # the last pictures that worked ...
-        self._good_inputs: tuple = ()  # ... and the inputs they were made from
+        self._good: dict[str, Any] = {}  # the last pictures that worked ...
+        self._good_inputs: tuple[Any, ...] = ()  # ... and the inputs they were made from
         super().__init__(shape_a=str(shape_a), shape_b=str(shape_b), op=OPERATORS.get(op, op),
                          upstream=upstream, presets=_PRESETS, **kwargs)
         self.observe(self._changed, names=["shape_a", "shape_b", "op", "upstream", "typed"])
@@ -112,7 +112,7 @@ class BroadcastBackward(anywidget.AnyWidget):
     # --- what the buttons do ----------------------------------------------------------------
 
     @property
-    def current(self) -> dict:
+    def current(self) -> dict[str, Any]:
         """The picture of the current operator, as the browser draws it (``{}`` if none)."""
         return (self.data.get("ops") or {}).get(self.op, {})
 
@@ -124,7 +124,7 @@ class BroadcastBackward(anywidget.AnyWidget):
         """Show the forward picture again."""
         self.view = "forward"
 
-    def _changed(self, change: dict) -> None:
+    def _changed(self, change: dict[str, Any]) -> None:
         if (change["name"] == "op" and self.error is None and self.current
                 and self._good_inputs == (self.shape_a, self.shape_b, self.upstream, self.typed)):
             # computed already: the browser switched without asking the kernel
@@ -229,7 +229,7 @@ class BroadcastBackward(anywidget.AnyWidget):
         return (draw.render_backward if self.view == "backward" else draw.render_forward)(scene)
 
 
-def _result_shape(pic: dict) -> tuple[int, ...]:
+def _result_shape(pic: dict[str, Any]) -> tuple[int, ...]:
     """The real shape of the result, read from a picture (its last grid in the forward view)."""
     return tuple(pic["views"]["forward"]["rows"][-1][-1]["real"])
 
@@ -247,6 +247,9 @@ def _alignment(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> str:
     pb = [""] * (ndim - len(shape_b)) + [str(n) for n in shape_b]
     marks = ["✗" if a and b and a != b and "1" not in (a, b) else "✓" for a, b in zip(pa, pb)]
     w = max(len(s) for s in pa + pb + ["✓"]) + 2
-    row = lambda label, cells: label + "".join(c.rjust(w) for c in cells)  # noqa: E731
+
+    def row(label: str, cells: list[str]) -> str:
+        return label + "".join(c.rjust(w) for c in cells)
+
     return "\n".join([row("A:    ", pa), row("B:    ", pb), row("      ", marks)])
 
