@@ -215,6 +215,10 @@ def command(spec: SandboxSpec, sandboxed: bool = True, zygote: dict[str, Any] | 
         env["MPLCONFIGDIR"] = str(spec.workdir / ".matplotlib")
         env["IPYTHONDIR"] = str(spec.workdir / ".ipython")
         return driver, env
+    # the sandbox imports this minigrad, not the one the site's finder knows (a copy on
+    # PYTHONPATH): of its parent folder only the package is mounted
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+        [str(_package_dir().parent), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]))
     bwrap = _bwrap() or "bwrap"
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
             "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
