@@ -5,17 +5,21 @@
 
 A synthetic gradebook (every student hands in the four lessons; five exercises a lesson, one
 check each; a failed check's message on one exercise in three) is written into a fresh report
-folder with :func:`minigrad.course.grading.write_report`, then one student is regraded the way
-``minigrad-grade --student NAME`` does it: read ``grades.json``, merge, write the report again.
-Grading itself is not measured (about 0.9 s of CPU a notebook, in its own sandbox).
+folder with :func:`minigrad.course.grading.write_report`, with the journal a whole-class run
+leaves beside it; then one student is regraded the way ``minigrad-grade --student NAME`` does
+it, in a process that holds only that student's new grades: look at the journal, read
+``grades.json``, merge, write the report again. Grading itself is not measured (about 0.9 s of
+CPU a notebook, in its own sandbox).
 
 To measure another version of the grader ("before"), put that version's ``minigrad`` first on
 ``PYTHONPATH``; a size that runs past ``--timeout`` seconds is reported as such (it runs in a
-child process, which is then ended). The figures are in docs/grading.md.
+child process, which is then ended). The figures are in docs/guide/grading.md.
 """
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import multiprocessing
 import shutil
 import sys
@@ -57,17 +61,34 @@ def gradebook(students: int):
     return Gradebook(lessons=lessons, notebooks=notebooks, seconds=1.0, jobs=1)
 
 
+def _journal(book, out: Path) -> None:
+    """The journal a whole-class run leaves in ``out`` (a header, a line a notebook, the end),
+    written at once (a real run appends and flushes each line as its notebook finishes)."""
+    lines = [json.dumps({"journal": 1, "started": "2026-12-01T09:00:00+00:00"})]
+    lines += [json.dumps({"notebook": n.to_dict()}, ensure_ascii=False) for n in book.notebooks]
+    lines.append(json.dumps({"done": "2026-12-01T10:00:00+00:00"}))
+    (out / "journal.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def _measure(students: int, results) -> None:   # (in a child process)
     from minigrad.course.grading import read_gradebook, write_report
+    from minigrad.course.grading.batch import Journal
     book = gradebook(students)
     out = Path(tempfile.mkdtemp(prefix="grading-report-bench-"))
     try:
         start, cpu = time.perf_counter(), time.process_time()
         write_report(book, out)
         results.put(("write", (time.perf_counter() - start, time.process_time() - cpu)))
+        _journal(book, out)
         one = [n for n in book.notebooks if n.student == "student00007"]
         regraded = type(book)(lessons=book.lessons, notebooks=one, seconds=1.0, jobs=1)
+        del book          # a regrade's process holds only the regraded student's notebooks
+        gc.collect()
         start, cpu = time.perf_counter(), time.process_time()
+        # what `minigrad-grade --student student00007` does besides grading: look at the last
+        # run's journal (to refuse to start over an interrupted one), read the report, merge
+        state = getattr(Journal, "state", Journal.read)(Journal(out))
+        assert state[0] == "complete", state[0]
         merged = read_gradebook(out).merged(regraded, ["student00007"])
         try:
             write_report(merged, out, changed=["student00007"])

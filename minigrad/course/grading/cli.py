@@ -11,7 +11,11 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from .results import Gradebook
+    from .runner import GradingOptions
 
 __all__ = ["main", "parser"]
 
@@ -47,6 +51,18 @@ def parser() -> argparse.ArgumentParser:
                     "released lesson's cells, judge the checks' results here, and write a "
                     "report.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="notebooks or folders of them")
+    _report_options(p)
+    _sandbox_options(p)
+    _format_options(p, run=True)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
+    p.add_argument("--list-lessons", action="store_true",
+                   help="list the released lessons and their exercises' points, then exit")
+    return p
+
+
+def _report_options(p: argparse.ArgumentParser) -> None:
+    """Where the report goes, and which part of the class this run grades into it."""
     p.add_argument("-o", "--out", default="grading-report", metavar="DIR",
                    help="folder for grades.csv, exercises.csv, grades.json and feedback/ "
                         "(default: %(default)s)")
@@ -72,6 +88,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--secret", metavar="FILE",
                    help="the course's probe secret (made when missing; default: .secret in "
                         "--out); give every shard the same file")
+
+
+def _sandbox_options(p: argparse.ArgumentParser) -> None:
+    """Time limits, the released lessons, the sandbox and the preflight."""
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="time limit of one cell or check (default: %(default)g)")
     p.add_argument("--notebook-timeout", type=float, default=600.0, metavar="SECONDS",
@@ -94,6 +114,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-preflight", action="store_true",
                    help="do not check the setup first (without it, a preflight that cannot "
                         "run stops the grader)")
+
+
+def _format_options(p: argparse.ArgumentParser, run: bool) -> None:
+    """--feedback and the gradebook files (``run``: of a grading run; else of a merge, which
+    also takes the Canvas export, as a run takes it with --roster)."""
     p.add_argument("--feedback", choices=("full", "cases", "score"), default="full",
                    help="what the students' feedback pages show: full (each failed check's "
                         "message with the usual cause of the mistake), cases (the failing case "
@@ -106,17 +131,15 @@ def parser() -> argparse.ArgumentParser:
                         "moodle (moodle-NN.csv, the grading worksheet filled in; needs "
                         "--moodle-worksheet), nbgrader (nbgrader.csv, nbgrader export's "
                         "columns)")
+    if not run:
+        p.add_argument("--roster", metavar="CSV",
+                       help="the Canvas gradebook export (for --format canvas)")
     p.add_argument("--canvas-assignment", action="append", default=[], metavar="LESSON=ID",
                    help="the Canvas assignment id of a lesson, when the export's columns do "
                         "not say it (repeatable), e.g. 1=1234")
     p.add_argument("--moodle-worksheet", action="append", default=[], metavar="[LESSON=]CSV",
                    help="the grading worksheet downloaded from the Moodle assignment of a "
                         "lesson (repeatable; LESSON= may be left out when one lesson is graded)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
-    p.add_argument("--list-lessons", action="store_true",
-                   help="list the released lessons and their exercises' points, then exit")
-    return p
 
 
 def _list_lessons(released: str | None, checks_package: str | None) -> int:
@@ -141,6 +164,58 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli(argv[1:])
     p = parser()
     args = p.parse_args(argv)
+    shard, wanted = _checked(p, args)
+    # nbformat validates with jsonschema, which imports rfc3987_syntax when it is installed;
+    # that builds some forty grammars on import (3 s of CPU, a tenth of grading a class), for
+    # IRI formats that the notebook schema never uses. The grader does without it.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    try:
+        from . import batch, report  # noqa: F401  (what grading needs, imported here to say
+        from .lessons import LessonError   # what is missing instead of a traceback)
+        from .runner import GraderError
+    except ModuleNotFoundError as exc:
+        from . import MISSING
+        print(f"minigrad-grade: error: {MISSING.format(exc.name)}", file=sys.stderr)
+        return 2
+    try:
+        if args.list_lessons:
+            return _list_lessons(args.released, args.checks_package)
+        if not args.paths:
+            p.error("give at least one notebook or folder of submissions")
+        book = _grade(args, shard)
+        if _write_gradebooks(book, args.out, wanted, args.roster, args.feedback, args.quiet,
+                             again=f"minigrad-grade export {args.out} --format ..."):
+            return 2
+    except (GraderError, LessonError) as exc:
+        print(f"minigrad-grade: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc, args.out)
+    if not args.quiet:
+        from .report import summary
+        print(summary(book, Path(args.out)))
+    return 0
+
+
+class _Wanted:
+    """The gradebook files asked for: ``--format`` and what they need, checked."""
+
+    def __init__(self, args: argparse.Namespace, formats: list[str] | None, roster: str | None
+                 ) -> None:
+        from .formats import parse_lesson_ids
+        self.formats = [f.strip() for given in (formats or ["csv"]) for f in given.split(",")
+                        if f.strip()]
+        self.canvas_ids = parse_lesson_ids(args.canvas_assignment, "--canvas-assignment")
+        self.worksheets: list[tuple[int | None, str]] = [
+            (int(w.partition("=")[0]), w.partition("=")[2]) if re.match(r"^\d+=", w)
+            else (None, w) for w in args.moodle_worksheet]
+        _formats_ready(self.formats, roster, self.worksheets)
+
+
+def _checked(p: argparse.ArgumentParser, args: argparse.Namespace
+             ) -> tuple[tuple[int, int] | None, _Wanted]:
+    """The shard and the gradebook files of a run's arguments; ``p.error`` where they do
+    not fit."""
     shard = None
     if args.shard is not None:
         from .batch import parse_shard
@@ -154,94 +229,84 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--jobs must be at least 1; got {args.jobs}")
     if args.timeout <= 0 or args.notebook_timeout <= 0:
         p.error("time limits must be positive")
-    from .formats import FormatError, parse_lesson_ids
-    formats = [f.strip() for given in (args.format or ["csv"]) for f in given.split(",")
-               if f.strip()]
+    from .formats import FormatError
     try:
-        canvas_ids = parse_lesson_ids(args.canvas_assignment, "--canvas-assignment")
-        worksheets = [(int(w.partition("=")[0]), w.partition("=")[2])
-                      if re.match(r"^\d+=", w) else (None, w) for w in args.moodle_worksheet]
-        _formats_ready(formats, args.roster, worksheets)
+        return shard, _Wanted(args, args.format, args.roster)
     except FormatError as exc:
         p.error(str(exc))
-    # nbformat validates with jsonschema, which imports rfc3987_syntax when it is installed;
-    # that builds some forty grammars on import (3 s of CPU, a tenth of grading a class), for
-    # IRI formats that the notebook schema never uses. The grader does without it.
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-    try:
-        from .lessons import LessonError
-        from .report import summary
-        from .runner import _ZYGOTES, GraderError, GradingOptions
-        from .batch import grade_class
-    except ModuleNotFoundError as exc:
-        from . import MISSING
-        print(f"minigrad-grade: error: {MISSING.format(exc.name)}", file=sys.stderr)
-        return 2
-    try:
-        if args.list_lessons:
-            return _list_lessons(args.released, args.checks_package)
-        if not args.paths:
-            p.error("give at least one notebook or folder of submissions")
-        options = GradingOptions(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout,
-                                 sandbox=not args.no_sandbox, memory=int(args.memory * 2**30))
-        if args.no_sandbox:
-            print("minigrad-grade: warning: --no-sandbox: the notebooks run with your rights; "
-                  "a submission can read and change your files, see your environment, use the "
-                  "network and leave processes behind", file=sys.stderr)
-        with _ZYGOTES.kept():   # the preflight's warm zygote serves the students too
-            if not args.no_preflight:
-                from .lessons import load_lessons
-                from .preflight import preflight
-                from .sandbox import available
-                if options.sandbox and available() is not None:
-                    raise GraderError(f"no sandbox: {available()}; --no-sandbox runs the "
-                                      "notebooks with your rights: use it only in a throwaway "
-                                      "container")
-                checked = preflight(load_lessons(args.released, args.checks_package),
-                                    args.solutions, options)
-                if not checked.ok:
-                    raise GraderError(checked.message)
-                if checked.status == "skipped":
-                    raise GraderError(checked.message + "; --no-preflight grades without it")
-                if not args.quiet:
-                    print(checked.message, file=sys.stderr)
-            book = grade_class(args.paths, args.out, students=args.student, merge=args.merge,
-                               resume=args.resume, roster=args.roster, shard=shard,
-                               secret=args.secret, jobs=args.jobs, released=args.released,
-                               checks_package=args.checks_package, options=options,
-                               progress=False if args.no_progress else None)
-            if args.feedback != "full":
-                from .feedback import write_feedback_pages
-                write_feedback_pages(book, args.out, args.feedback)
-        if formats != ["csv"]:
-            from .formats import write_formats
-            try:
-                for line in write_formats(book, args.out, formats, roster=args.roster,
-                                          canvas_assignments=canvas_ids,
-                                          moodle_worksheets=worksheets, policy=args.feedback):
-                    if not args.quiet:
-                        print(line, file=sys.stderr)
-            except FormatError as exc:
-                print(f"minigrad-grade: error: {exc} (the report in {args.out} is written; "
-                      f"make the file from it, without grading again, with: minigrad-grade "
-                      f"export {args.out} --format ...)", file=sys.stderr)
-                return 2
-    except (GraderError, LessonError) as exc:
-        print(f"minigrad-grade: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:
-        book = getattr(exc, "gradebook", None)   # runner.Interrupted: what had finished
-        if book is None or not book.notebooks:
-            print("minigrad-grade: interrupted; no report written", file=sys.stderr)
-            return 130
-        print(f"minigrad-grade: interrupted; the report in {args.out} holds the "
-              f"{len(book.notebooks)} notebook(s) that had finished (merged into the old "
-              "one); --resume continues the run", file=sys.stderr)
-        return 130
-    out = Path(args.out)
+
+
+def _grade(args: argparse.Namespace, shard: tuple[int, int] | None) -> Gradebook:
+    """The preflight (unless --no-preflight), then the class graded into --out."""
+    from .batch import grade_class
+    from .runner import _ZYGOTES, GradingOptions
+    options = GradingOptions(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout,
+                             sandbox=not args.no_sandbox, memory=int(args.memory * 2**30))
+    if args.no_sandbox:
+        print("minigrad-grade: warning: --no-sandbox: the notebooks run with your rights; "
+              "a submission can read and change your files, see your environment, use the "
+              "network and leave processes behind", file=sys.stderr)
+    with _ZYGOTES.kept():   # the preflight's warm zygote serves the students too
+        if not args.no_preflight:
+            _preflight(args, options)
+        return grade_class(args.paths, args.out, students=args.student, merge=args.merge,
+                           resume=args.resume, roster=args.roster, shard=shard,
+                           secret=args.secret, jobs=args.jobs, released=args.released,
+                           checks_package=args.checks_package, options=options,
+                           progress=False if args.no_progress else None,
+                           feedback=args.feedback)
+
+
+def _preflight(args: argparse.Namespace, options: GradingOptions) -> None:
+    """Grade the reference solutions first; a :class:`.runner.GraderError` when they do not
+    pass, or the preflight cannot run."""
+    from .lessons import load_lessons
+    from .preflight import preflight
+    from .runner import GraderError
+    from .sandbox import available
+    if options.sandbox and available() is not None:
+        raise GraderError(f"no sandbox: {available()}; --no-sandbox runs the "
+                          "notebooks with your rights: use it only in a throwaway "
+                          "container")
+    checked = preflight(load_lessons(args.released, args.checks_package),
+                        args.solutions, options)
+    if not checked.ok:
+        raise GraderError(checked.message)
+    if checked.status == "skipped":
+        raise GraderError(checked.message + "; --no-preflight grades without it")
     if not args.quiet:
-        print(summary(book, out))
-    return 0
+        print(checked.message, file=sys.stderr)
+
+
+def _write_gradebooks(book: Gradebook, out: str, wanted: _Wanted, roster: str | None,
+                      policy: str, quiet: bool, again: str) -> bool:
+    """Write the gradebook files of ``wanted`` beside the report; True when one could not
+    be made (said on stderr, with ``again``: the command that makes it later)."""
+    if wanted.formats == ["csv"]:
+        return False
+    from .formats import FormatError, write_formats
+    try:
+        for line in write_formats(book, out, wanted.formats, roster=roster,
+                                  canvas_assignments=wanted.canvas_ids,
+                                  moodle_worksheets=wanted.worksheets, policy=policy):
+            if not quiet:
+                print(line, file=sys.stderr)
+    except FormatError as exc:
+        print(f"minigrad-grade: error: {exc} (the report in {out} is written; make the file "
+              f"from it, without grading again, with: {again})", file=sys.stderr)
+        return True
+    return False
+
+
+def _interrupted(exc: KeyboardInterrupt, out: str) -> int:
+    book = getattr(exc, "gradebook", None)   # runner.Interrupted: what had finished
+    if book is None or not book.notebooks:
+        print("minigrad-grade: interrupted; no report written", file=sys.stderr)
+        return 130
+    print(f"minigrad-grade: interrupted; the report in {out} holds the "
+          f"{len(book.notebooks)} notebook(s) that had finished (merged into the old "
+          "one); --resume continues the run", file=sys.stderr)
+    return 130
 
 
 def _formats_ready(formats: list[str], roster: str | None,
@@ -262,7 +327,7 @@ def _formats_ready(formats: list[str], roster: str | None,
     for _, path in worksheets:
         if not os.path.isfile(path):
             raise FormatError(f"--moodle-worksheet {path}: no such file")
-    if "canvas" in formats:   # its columns, before anything is graded
+    if "canvas" in formats and roster is not None:   # its columns, before anything is graded
         from .formats import canvas_rows
         from .results import Gradebook
         canvas_rows(Gradebook(lessons=[], notebooks=[]), roster)
@@ -282,20 +347,16 @@ def _export(argv: Sequence[str]) -> int:
     p.add_argument("--feedback", choices=("full", "cases", "score"), default="full",
                    help="what Moodle's feedback comments show (default: %(default)s)")
     args = p.parse_args(argv)
-    from .formats import FormatError, parse_lesson_ids, write_formats
+    from .formats import FormatError, write_formats
     from .report import read_gradebook
-    formats = [f.strip() for given in args.format for f in given.split(",") if f.strip()]
     try:
-        canvas_ids = parse_lesson_ids(args.canvas_assignment, "--canvas-assignment")
-        worksheets = [(int(w.partition("=")[0]), w.partition("=")[2])
-                      if re.match(r"^\d+=", w) else (None, w) for w in args.moodle_worksheet]
-        _formats_ready(formats, args.roster, worksheets)
+        wanted = _Wanted(args, args.format, args.roster)
         book = read_gradebook(args.report)
         if book is None:
             raise FormatError(f"{args.report}: no grades.json (not a minigrad-grade report)")
-        for line in write_formats(book, args.report, formats, roster=args.roster,
-                                  canvas_assignments=canvas_ids, moodle_worksheets=worksheets,
-                                  policy=args.feedback):
+        for line in write_formats(book, args.report, wanted.formats, roster=args.roster,
+                                  canvas_assignments=wanted.canvas_ids,
+                                  moodle_worksheets=wanted.worksheets, policy=args.feedback):
             print(line)
     except FormatError as exc:
         print(f"minigrad-grade export: error: {exc}", file=sys.stderr)
@@ -304,22 +365,32 @@ def _export(argv: Sequence[str]) -> int:
 
 
 def _merge(argv: Sequence[str]) -> int:
-    """``minigrad-grade merge REPORT... --out DIR``: join shard reports into one."""
+    """``minigrad-grade merge REPORT... --out DIR``: join shard reports into one, with the
+    feedback pages and gradebook files a grading run writes (``--feedback``, ``--format``)."""
     p = argparse.ArgumentParser(prog="minigrad-grade merge",
                                 description="Join the reports of `minigrad-grade --shard I/N` "
                                             "runs into the report of the whole class.")
     p.add_argument("reports", nargs="+", metavar="REPORT", help="report folders of the shards")
     p.add_argument("-o", "--out", default="grading-report", metavar="DIR",
                    help="folder for the joined report (default: %(default)s)")
+    _format_options(p, run=False)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on the terminal")
     args = p.parse_args(argv)
     from .batch import merge_reports
+    from .formats import FormatError
     from .report import summary
     from .runner import GraderError
     try:
-        book = merge_reports(args.reports, args.out)
+        wanted = _Wanted(args, args.format, args.roster)
+    except FormatError as exc:
+        p.error(str(exc))
+    try:
+        book = merge_reports(args.reports, args.out, feedback=args.feedback)
     except GraderError as exc:
         print(f"minigrad-grade: error: {exc}", file=sys.stderr)
+        return 2
+    if _write_gradebooks(book, args.out, wanted, args.roster, args.feedback, args.quiet,
+                         again=f"minigrad-grade export {args.out} --format ..."):
         return 2
     if not args.quiet:
         print(summary(book, args.out))

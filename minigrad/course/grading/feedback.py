@@ -70,20 +70,25 @@ def _num(value: float) -> str:
 
 
 def policy_feedback(book: Gradebook, student: str, policy: str = "full",
-                    notebooks: list[NotebookGrade] | None = None) -> str:
+                    notebooks: list[NotebookGrade] | None = None,
+                    paths: Sequence[str] | None = None) -> str:
     """The Markdown feedback page of ``student`` as ``policy`` shows it.
 
     ``full`` and ``cases`` are :func:`.report.feedback`'s page (with the messages cut down for
     ``cases``); ``score`` is the points alone: each lesson's score, each exercise's points and
     status, and the names of what the grader noticed (late, a changed check cell ...).
+    ``notebooks``: the student's, when known; ``paths``: the machine's folders to scrub, when
+    known.
     """
     from .report import feedback, scrub
 
     _check_policy(policy)
     if notebooks is None:
         notebooks = [n for n in book.notebooks if n.student == student]
+    if policy == "full":
+        return feedback(book, student, notebooks, paths)
     if policy != "score":
-        return feedback(book, student, [_shown(n, policy) for n in notebooks])
+        return feedback(book, student, [_shown(n, policy) for n in notebooks], paths)
     total = book.total(student, notebooks)
     maximum = sum(book.lesson(key).max_points
                   for key in dict.fromkeys(n.lesson for n in notebooks if n.lesson))
@@ -103,7 +108,7 @@ def policy_feedback(book: Gradebook, student: str, policy: str = "full",
             lines.append("")
         if notebook.issues:
             lines += ["The grader noticed: " + ", ".join(notebook.issue_kinds()) + ".", ""]
-    return scrub("\n".join(lines).rstrip() + "\n")
+    return scrub("\n".join(lines).rstrip() + "\n", paths=paths)
 
 
 def write_feedback_pages(book: Gradebook, out: str | os.PathLike[str], policy: str,

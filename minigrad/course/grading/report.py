@@ -25,7 +25,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .results import ISSUES, Gradebook, NotebookGrade, no_gc
 
@@ -96,16 +96,20 @@ def csv_cell(value: object) -> str:
 _FORMULA = frozenset("=+-@\t\r")
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str | Iterable[str]) -> None:
     """Write ``path`` whole or not at all, never through a symlink planted there.
 
-    The text goes to a new file beside it (created exclusively), which then replaces ``path``:
-    ``os.replace`` replaces a symlink itself, never the file it points to.
+    The text (or its pieces, in order) goes to a new file beside it (created exclusively),
+    which then replaces ``path``: ``os.replace`` replaces a symlink itself, never the file it
+    points to.
     """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -135,34 +139,82 @@ _EXERCISE_COLUMNS = ["student", "lesson", "exercise", "title", "points", "max", 
                      "submitted release", "graded at"]
 
 
-def _old_rows(path: Path, header: list[str]) -> dict[str, list[list[str]]]:
-    """The rows of a CSV this module wrote, by their (escaped) first cell; {} when it is not
-    there or has other columns."""
+def _old_blocks(path: Path, header: list[str]) -> dict[str, str]:
+    """The rows of a CSV this module wrote, as their text, by their (escaped) first cell: each
+    student's rows are one run of lines there. {} when it is not there, has other columns, or
+    one student's rows are not together.
+
+    A row ends with the first line at which the ``"`` seen so far are even (csv quotes every
+    cell that holds a ``"`` or a line break, doubling its quotes), so only first cells are
+    parsed."""
     try:
         with open(path, encoding="utf-8", newline="") as f:
-            reader = csv.reader(f)
-            if next(reader, None) != header:
-                return {}
-            table: dict[str, list[list[str]]] = {}
-            for row in reader:
-                table.setdefault(row[0], []).append(row)
-            return table
-    except (OSError, UnicodeDecodeError, csv.Error):
+            lines = f.readlines()
+    except (OSError, UnicodeDecodeError):
         return {}
+    if not lines or next(csv.reader(lines[:1]), None) != header:
+        return {}
+    blocks: dict[str, str] = {}
+    first, start, quotes = None, 1, 0
+    for end in range(1, len(lines)):
+        line = lines[end]
+        if not quotes:   # a row starts here
+            cell = line.partition(",")[0] if line[:1] != '"' else _first_cell(lines, end)
+            if cell != first:
+                if first is not None:
+                    if first in blocks:
+                        return {}
+                    blocks[first] = "".join(lines[start:end])
+                first, start = cell, end
+        quotes = (quotes + line.count('"')) % 2
+    if quotes:
+        return {}       # (cut short inside a quoted cell)
+    if first is not None:
+        if first in blocks:
+            return {}
+        blocks[first] = "".join(lines[start:])
+    return blocks
 
 
-def _counted(book: Gradebook, mine: dict[str, list[NotebookGrade]] | None = None
+def _first_cell(lines: list[str], at: int) -> str:
+    """The first cell of the CSV row that starts at ``lines[at]`` (a quoted one)."""
+    try:
+        return next(csv.reader(lines[i] for i in range(at, len(lines))))[0]
+    except (StopIteration, IndexError, csv.Error):
+        return ""
+
+
+def _counted(book: Gradebook, mine: dict[str, list[NotebookGrade]] | None = None,
+             bests: dict[str, dict[str, NotebookGrade]] | None = None
              ) -> dict[str, list[NotebookGrade]]:
     """Per student, the notebook that counts for each lesson, then any unidentified ones.
 
     One pass over each student's own notebooks: linear in the class."""
     keys = book.lesson_keys()
     mine = book.by_student() if mine is None else mine
+    bests = _bests(mine) if bests is None else bests
     counted: dict[str, list[NotebookGrade]] = {}
     for student, notebooks in mine.items():
-        counted[student] = [best for key in keys if (best := book.best(student, key, notebooks))]
+        best = bests[student]
+        counted[student] = [best[key] for key in keys if key in best]
         counted[student] += [n for n in notebooks if n.lesson is None]
     return counted
+
+
+def _bests(mine: dict[str, list[NotebookGrade]]) -> dict[str, dict[str, NotebookGrade]]:
+    """Per student, the notebook that counts for each of their lessons (as
+    :meth:`.results.Gradebook.best` chooses it: the highest score, then the path), the lessons
+    in the order the student's notebooks first name them."""
+    bests: dict[str, dict[str, NotebookGrade]] = {}
+    for student, notebooks in mine.items():
+        best: dict[str, NotebookGrade] = {}
+        for n in notebooks:
+            if n.lesson is not None:
+                old = best.get(n.lesson)
+                if old is None or (-n.score, n.path) < (-old.score, old.path):
+                    best[n.lesson] = n
+        bests[student] = best
+    return bests
 
 
 def _issue_summary(notebooks: list[NotebookGrade], book: Gradebook) -> str:
@@ -183,33 +235,19 @@ def _late(notebooks: list[NotebookGrade], book: Gradebook) -> str:
                     for n in notebooks if n.late)
 
 
-def _json_text(data: dict) -> str:
-    """``data`` as JSON with one notebook a line (``data["notebooks"]``: their JSON texts):
-    readable and diffable, and written by the json module's C encoder (an indented dump of
-    40,000 notebooks takes it ten times longer)."""
+def _json_pieces(data: dict[str, Any]) -> Iterator[str]:
+    """``data`` as JSON with one notebook a line (``data["notebooks"]``: their JSON texts), in
+    pieces: readable and diffable, and written by the json module's C encoder (an indented
+    dump of 40,000 notebooks takes it ten times longer)."""
     notebooks = data.pop("notebooks")
     head = json.dumps(data, ensure_ascii=False)
-    rows = ",\n  ".join(notebooks)
-    return head[:-1] + (", " if data else "") + f'{_NOTEBOOKS}\n  {rows}\n]}}\n'
+    yield head[:-1] + (", " if data else "") + _NOTEBOOKS + "\n"
+    for i, text in enumerate(notebooks):
+        yield ("  " if i == 0 else ",\n  ") + text
+    yield "\n]}\n"
 
 
 _NOTEBOOKS = '"notebooks": ['
-
-
-def _stamp(notebook: NotebookGrade) -> tuple:
-    """What must be unchanged for a notebook's JSON text, as read, to be written again."""
-    return (notebook.student, notebook.path, notebook.lesson, notebook.status, notebook.score,
-            notebook.graded_at, notebook.release, notebook.late,
-            tuple(i.text for i in notebook.issues),
-            tuple((e.status, e.points, e.message) for e in notebook.exercises))
-
-
-def _raw_json(notebook: NotebookGrade) -> str:
-    """The notebook's JSON: the text it was read from when it has not changed since."""
-    raw = getattr(notebook, "_raw", None)
-    if raw is not None and raw[0] == _stamp(notebook):
-        return raw[1]
-    return json.dumps(notebook.to_dict(), ensure_ascii=False)
 
 
 def _write_if_changed(path: Path, text: str) -> bool:
@@ -231,58 +269,90 @@ def write_report(book: Gradebook, out: str | os.PathLike[str],
     is unchanged is left alone; feedback pages of students no longer in the gradebook are
     removed; ``unattributed.csv`` lists the notebooks credited to nobody (and is removed when
     there are none); nothing else in ``out`` is touched. CSV cells are escaped for
-    spreadsheets, and no file holds a path of this machine. The work is linear in the number
-    of notebooks. ``changed``: the only students whose feedback pages can differ from those
-    in ``out`` (a regrade merged into the report there); the others' pages are not rebuilt.
+    spreadsheets, and no file holds a path of this machine. The pages show what
+    ``book.feedback`` lets them (:mod:`.feedback`). The work is linear in the number of
+    notebooks. ``changed``: the only students whose rows and feedback pages can differ from
+    those in ``out`` (a regrade merged into the report there, with the same feedback policy);
+    the others' exercises.csv rows are copied as they stand and their pages are not rebuilt.
     Returns the paths written.
     """
     with no_gc():
         return _write_report(book, Path(out), None if changed is None else set(changed))
 
 
+class _Writing:
+    """What the files of one report are made from: the gradebook indexed once."""
+
+    def __init__(self, book: Gradebook, out: Path, changed: set[str] | None) -> None:
+        self.book, self.out, self.changed = book, out, changed
+        self.paths = _machine_paths()
+        self.keys = book.lesson_keys()
+        self.mine = book.by_student()
+        self.bests = _bests(self.mine)
+        self.counted = _counted(book, self.mine, self.bests)
+        self.missing = book.missing()
+
+    def clean(self, text: str) -> str:
+        return scrub(text, paths=self.paths)
+
+    def is_changed(self, student: str) -> bool:
+        return self.changed is None or student in self.changed
+
+
 def _write_report(book: Gradebook, out: Path, changed: set[str] | None) -> list[Path]:
-    paths = _machine_paths()
-
-    def clean(text: str) -> str:
-        return scrub(text, paths=paths)
-
     out.mkdir(parents=True, exist_ok=True)
-    feedback_dir = out / "feedback"
-    _real_dir(feedback_dir)
-    keys = book.lesson_keys()
-    mine = book.by_student()
-    counted = _counted(book, mine)
-    changed_set = changed if changed is not None else set(mine)
-    missing = book.missing()
-    people = book.people
-    roster = bool(people)
+    _real_dir(out / "feedback")
+    w = _Writing(book, out, changed)
     written = []
+    for name, text in (("grades.csv", _csv_text(_grades_rows(w))),
+                       ("exercises.csv", _exercises_text(w))):
+        _atomic_write(out / name, text)
+        written.append(out / name)
+    path = out / "unattributed.csv"
+    if book.unattributed:
+        _atomic_write(path, _csv_text([["notebook", "why"]] + [
+            [w.clean(u["path"]), u["why"]] for u in book.unattributed]))
+        written.append(path)
+    elif path.is_file() and not path.is_symlink():
+        path.unlink()
+    _atomic_write(out / "grades.json", _json_pieces(_grades_data(w)))
+    written.append(out / "grades.json")
+    return written + _write_pages(w)
 
+
+def _grades_rows(w: _Writing) -> list[list[object]]:
+    """grades.csv: a row per student (and per roster student with nothing handed in)."""
+    book, people, keys = w.book, w.book.people, w.keys
+    roster = bool(people)
     rows: list[list[object]] = [["student", *(["name", "section"] if roster else []), *keys,
                                  "total", "late", "issues"]]
-    for student in sorted([*counted, *missing]):
+    for student in sorted([*w.counted, *w.missing]):
         who = [people.get(student, {}).get("name", ""),
                people.get(student, {}).get("section", "")] if roster else []
-        if student not in counted:
+        if student not in w.counted:
             rows.append([student, *who, *([""] * len(keys)), "", "", "no submission"])
             continue
-        notebooks = counted[student]
+        notebooks = w.counted[student]
         scores = {n.lesson: _num(n.score) for n in notebooks if n.lesson}
         rows.append([student, *who, *(scores.get(key, "") for key in keys),
-                     _num(book.total(student, mine[student])), _late(notebooks, book),
-                     clean(_issue_summary(notebooks, book))])
-    path = out / "grades.csv"
-    _atomic_write(path, _csv_text(rows))
-    written.append(path)
+                     _num(sum(n.score for n in w.bests[student].values())),
+                     _late(notebooks, book),
+                     w.clean(_issue_summary(notebooks, book))])
+    return rows
 
-    path = out / "exercises.csv"
-    old = _old_rows(path, _EXERCISE_COLUMNS) if changed is not None else {}
-    rows = [_EXERCISE_COLUMNS]
-    for student, notebooks in counted.items():
-        kept = old.get(csv_cell(student)) if student not in changed_set else None
-        if kept is not None:     # a regrade: the rows of everyone else are as they were
-            rows += kept
+
+def _exercises_text(w: _Writing) -> str:
+    """exercises.csv: a row per student, lesson and exercise; on a regrade (``changed``) the
+    rows of everyone else are the old file's text, as it was."""
+    old = _old_blocks(w.out / "exercises.csv", _EXERCISE_COLUMNS) if w.changed is not None \
+        else {}
+    parts = [_csv_text([_EXERCISE_COLUMNS], escaped=True)]
+    for student, notebooks in w.counted.items():
+        kept = old.get(csv_cell(student)) if not w.is_changed(student) else None
+        if kept is not None:
+            parts.append(kept)
             continue
+        rows: list[list[object]] = []
         for notebook in notebooks:
             for exercise in notebook.exercises:
                 reported = "; ".join(dict.fromkeys(c.self_reported for c in exercise.checks
@@ -290,46 +360,54 @@ def _write_report(book: Gradebook, out: Path, changed: set[str] | None) -> list[
                 rows.append([csv_cell(cell) for cell in [
                     notebook.student, notebook.lesson, exercise.exercise, exercise.title,
                     _num(exercise.points), _num(exercise.max_points),
-                    str(exercise.passed).lower(), exercise.status, clean(exercise.message),
+                    str(exercise.passed).lower(), exercise.status, w.clean(exercise.message),
                     reported, os.path.basename(notebook.path), str(notebook.late).lower(),
                     notebook.release, notebook.submitted_release, notebook.graded_at]])
-    _atomic_write(path, _csv_text(rows, escaped=True))
-    written.append(path)
+        parts.append(_csv_text(rows, escaped=True))
+    return "".join(parts)
 
-    path = out / "unattributed.csv"
-    if book.unattributed:
-        _atomic_write(path, _csv_text([["notebook", "why"]] + [
-            [clean(u["path"]), u["why"]] for u in book.unattributed]))
-        written.append(path)
-    elif path.is_file() and not path.is_symlink():
-        path.unlink()
 
-    path = out / "grades.json"
+def _grades_data(w: _Writing) -> dict[str, Any]:
+    """grades.json's content: the notebooks as their JSON lines, each student's scores."""
+    book = w.book
     data = book.to_dict(notebooks=False)
-    data["notebooks"] = [_raw_json(n) for n in book.notebooks]
+    data["notebooks"] = [n.to_json() for n in book.notebooks]
     data["students"] = {}
-    for student, notebooks in mine.items():
-        scores = {key: b.score for key in keys if (b := book.best(student, key, notebooks))}
+    for student in w.mine:
+        best = w.bests[student]
+        scores = {key: best[key].score for key in w.keys if key in best}
         data["students"][student] = {"scores": scores, "total": sum(scores.values())}
-    data["missing"] = missing
-    _atomic_write(path, _json_text(data))
-    written.append(path)
+    data["missing"] = w.missing
+    return data
 
-    pages = {name: student for student, name in feedback_names(list(mine)).items()}
-    for stale in feedback_dir.glob("*.md"):
+
+def _write_pages(w: _Writing) -> list[Path]:
+    """The feedback pages: those of students no longer there removed, those that can have
+    changed written (when their text did)."""
+    from .feedback import policy_feedback
+
+    folder = w.out / "feedback"
+    pages = {name: student for student, name in feedback_names(list(w.mine)).items()}
+    for stale in folder.glob("*.md"):
         if stale.name not in pages:
             stale.unlink()
+    written = []
     for name, student in pages.items():
-        path = feedback_dir / name
-        if changed is not None and student not in changed and path.is_file():
+        path = folder / name
+        if not w.is_changed(student) and path.is_file():
             continue
-        if _write_if_changed(path, feedback(book, student, mine[student], paths)):
+        text = policy_feedback(w.book, student, w.book.feedback, w.mine[student], w.paths)
+        if _write_if_changed(path, text):
             written.append(path)
     return written
 
 
 def read_gradebook(out: str | os.PathLike[str]) -> Gradebook | None:
-    """The gradebook a previous run wrote into ``out`` (None when there is none)."""
+    """The gradebook a previous run wrote into ``out`` (None when there is none).
+
+    Each notebook is read from its line of grades.json by
+    :meth:`~.results.NotebookGrade.from_json_text`: its exercises stay text until they are
+    used, and a notebook unchanged since is written back as the very same line."""
     path = Path(out) / "grades.json"
     if not path.is_file():
         return None
@@ -338,14 +416,21 @@ def read_gradebook(out: str | os.PathLike[str]) -> Gradebook | None:
         start = text.find(_NOTEBOOKS + "\n")
         if start < 0:                      # a report written before one notebook a line
             return Gradebook.from_dict(json.loads(text))
-        lines = text[start + len(_NOTEBOOKS) + 1:].rstrip().removesuffix("]}").split("\n")
-        raws = [line.strip().removesuffix(",") for line in lines if line.strip()]
-        data = json.loads(text[:start] + _NOTEBOOKS + "]}")
-        book = Gradebook.from_dict(data)
-        book.notebooks = [NotebookGrade.from_json(json.loads(raw)) for raw in raws]
-        for notebook, raw in zip(book.notebooks, raws):
-            notebook._raw = (_stamp(notebook), raw)   # type: ignore[attr-defined]
+        lines = text.split("\n")
+        if lines[-2:] != ["]}", ""] or not lines[0].endswith(_NOTEBOOKS):
+            return Gradebook.from_dict(json.loads(text))    # (not one notebook a line)
+        book = Gradebook.from_dict(json.loads(text[:start] + _NOTEBOOKS + "]}"))
+        del text
+        book.notebooks = [NotebookGrade.from_json_text(_notebook_text(line))
+                          for line in lines[1:-2] if line and not line.isspace()]
         return book
+
+
+def _notebook_text(line: str) -> str:
+    """A notebook's JSON in its line of grades.json (``  {...},``)."""
+    if line.startswith("  {") and line.endswith("},"):
+        return line[2:-1]
+    return line.strip().removesuffix(",")
 
 
 def _fence(text: str) -> str:

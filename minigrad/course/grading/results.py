@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
+import operator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeVar
 
 __all__ = ["CheckOutcome", "ExerciseGrade", "Issue", "NotebookGrade", "LessonSummary",
            "Gradebook", "ISSUES"]
@@ -128,21 +130,71 @@ class NotebookGrade:
         return list(dict.fromkeys(issue.kind for issue in self.issues))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON (as :func:`dataclasses.asdict`, several times faster)."""
-        data = dict(vars(self))
-        data.pop("_raw", None)     # (the text it was read from: see report.read_gradebook)
+        """Plain data for JSON (as :func:`dataclasses.asdict`, several times faster), with the
+        exercises last: :meth:`from_json_text` reads everything before them without parsing
+        them."""
+        data = {k: v for k, v in vars(self).items() if k[0] != "_" and k != "exercises"}
+        data["issues"] = [dict(vars(i)) for i in self.issues]
         data["exercises"] = [{**vars(e), "checks": [dict(vars(c)) for c in e.checks]}
                              for e in self.exercises]
-        data["issues"] = [dict(vars(i)) for i in self.issues]
         return data
+
+    def to_json(self) -> str:
+        """The notebook as one line of JSON: the text it was read from (:meth:`from_json_text`)
+        when nothing of it has changed since, else :meth:`to_dict` encoded."""
+        raw = self.__dict__.get("_raw")
+        if raw is not None and "exercises" not in self.__dict__ and raw[0] == self._stamp():
+            return str(raw[1])
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    def _stamp(self) -> tuple[Any, ...]:
+        """Everything of the notebook but its exercises, to tell whether it changed."""
+        try:
+            head = _head_of(self.__dict__)
+        except KeyError:
+            head = tuple(getattr(self, k) for k in _HEAD)
+        return (head, tuple((i.kind, i.text) for i in self.issues))
+
+    if not TYPE_CHECKING:   # (hidden from mypy, which would let any attribute through)
+        def __getattr__(self, name: str) -> Any:
+            """The exercises of a notebook read by :meth:`from_json_text`, parsed when first
+            asked for (most of a report's rows are written again as they were read)."""
+            if name == "exercises" and "_exercises" in self.__dict__:
+                exercises = _exercises_of(self.__dict__.pop("_exercises"),
+                                          str(self.__dict__["_raw"][1]))
+                self.__dict__["exercises"] = exercises
+                return exercises
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @classmethod
+    def from_json_text(cls, raw: str) -> "NotebookGrade":
+        """The notebook of one line of JSON that :meth:`to_json` wrote, its exercises left as
+        text until they are used (:meth:`from_json` of the whole line for any other layout).
+
+        The exercises are the line's last key: in JSON text a ``"`` inside a string is always
+        escaped, so the first ``, "exercises": [`` is the key itself, and what comes before it
+        is every other field (checked: a line of another layout is parsed whole)."""
+        at = raw.find(_EXERCISES)
+        if at > 0 and raw.endswith("]}"):
+            head = json.loads(raw[:at] + "}")
+            if head.keys() == _HEAD_KEYS:
+                head["issues"] = [_made(Issue, i) for i in head["issues"]]
+                made = object.__new__(cls)
+                made.__dict__.update(head)
+                made.__dict__["_exercises"] = at + len(_EXERCISES) - 1
+                made.__dict__["_raw"] = (made._stamp(), raw)
+                return made
+        made = cls.from_json(json.loads(raw))
+        made.__dict__["_raw"] = (made._stamp(), raw)
+        made.__dict__.pop("exercises")    # (parsed again from the line when asked for)
+        made.__dict__["_exercises"] = None
+        return made
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "NotebookGrade":
         """:meth:`from_dict` for a dict just parsed from JSON, which it takes over (its
         exercise and check dicts become the objects' own: no copies)."""
-        for exercise in data.get("exercises", ()):
-            exercise["checks"] = [_made(CheckOutcome, c) for c in exercise["checks"]]
-        data["exercises"] = [_made(ExerciseGrade, e) for e in data.get("exercises", ())]
+        data["exercises"] = _exercise_grades(data.get("exercises", ()))
         data["issues"] = [_made(Issue, i) for i in data.get("issues", ())]
         return _made(cls, data)
 
@@ -153,6 +205,38 @@ class NotebookGrade:
                      for e in data.get("exercises", [])]
         issues = [_made(Issue, i) for i in data.get("issues", [])]
         return _made(cls, {**data, "exercises": exercises, "issues": issues})
+
+
+#: The fields of a notebook's JSON before its exercises (see NotebookGrade.from_json_text).
+_HEAD = tuple(f.name for f in fields(NotebookGrade) if f.name not in ("exercises", "issues"))
+_HEAD_KEYS = frozenset((*_HEAD, "issues"))
+_head_of = operator.itemgetter(*_HEAD)
+_EXERCISES = ', "exercises": ['
+
+
+def _exercise_grades(data: Iterable[dict[str, Any]]) -> list[ExerciseGrade]:
+    """Exercise grades of parsed JSON (taken over, as :meth:`NotebookGrade.from_json`)."""
+    exercises = []
+    for exercise in data:
+        exercise["checks"] = [_made(CheckOutcome, c) for c in exercise["checks"]]
+        exercises.append(_made(ExerciseGrade, exercise))
+    return exercises
+
+
+def _exercises_of(start: int | None, line: str) -> list[ExerciseGrade]:
+    """The exercises of a notebook's JSON line: their array starts at ``start`` and ends the
+    line but for its last ``}`` (None: the line is of another layout, parsed whole)."""
+    if start is not None:
+        try:
+            value, end = _DECODER.raw_decode(line, start)
+        except ValueError:
+            value, end = None, -1
+        if end == len(line) - 1 and isinstance(value, list):
+            return _exercise_grades(value)
+    return _exercise_grades(json.loads(line).get("exercises", ()))
+
+
+_DECODER = json.JSONDecoder()
 
 
 @dataclass
@@ -186,6 +270,8 @@ class Gradebook:
     people: dict[str, dict[str, str]] = field(default_factory=dict)
     shard: list[int] | None = None
     secret_id: str = ""
+    #: What the students' feedback pages show (:data:`.feedback.POLICIES`).
+    feedback: str = "full"
 
     def by_student(self) -> dict[str, list[NotebookGrade]]:
         """Each student's notebooks, students sorted (one pass over the notebooks)."""
@@ -231,17 +317,20 @@ class Gradebook:
     def merged(self, newer: "Gradebook", students: Iterable[str]) -> "Gradebook":
         """This gradebook with the given students' notebooks replaced by ``newer``'s."""
         replaced = set(students)
-        kept = [n for n in self.notebooks if n.student not in replaced]
-        notebooks = sorted(kept + [n for n in newer.notebooks if n.student in replaced],
-                           key=_order)
+        with no_gc():
+            kept = [n for n in self.notebooks if n.student not in replaced]
+            notebooks = sorted(kept + [n for n in newer.notebooks if n.student in replaced],
+                               key=_order)
         return self._with(newer, notebooks)
 
     def merged_rows(self, newer: "Gradebook") -> "Gradebook":
         """This gradebook with every (student, lesson) that ``newer`` graded replaced by its
         notebooks; everything else kept."""
         replaced = {n.key for n in newer.notebooks}
-        kept = [n for n in self.notebooks if n.key not in replaced]
-        return self._with(newer, sorted(kept + newer.notebooks, key=_order))
+        with no_gc():
+            kept = [n for n in self.notebooks if n.key not in replaced]
+            notebooks = sorted(kept + newer.notebooks, key=_order)
+        return self._with(newer, notebooks)
 
     def lost_by(self, newer: "Gradebook") -> list[tuple[str, str]]:
         """The (student, lesson) rows of this gradebook that ``newer`` has none of."""
@@ -256,14 +345,16 @@ class Gradebook:
                          unattributed=list({u["path"]: u for u in [*self.unattributed,
                                                                     *newer.unattributed]}.values()),
                          people={**self.people, **newer.people},
-                         shard=None, secret_id=newer.secret_id or self.secret_id)
+                         shard=None, secret_id=newer.secret_id or self.secret_id,
+                         feedback=newer.feedback)
 
     def to_dict(self, notebooks: bool = True) -> dict[str, Any]:
         """Plain data for JSON (``notebooks=False``: all but the notebooks)."""
         return {"lessons": [asdict(lesson) for lesson in self.lessons],
                 **({"notebooks": [n.to_dict() for n in self.notebooks]} if notebooks else {}),
                 "seconds": self.seconds, "jobs": self.jobs, "unattributed": self.unattributed,
-                "people": self.people, "shard": self.shard, "secret_id": self.secret_id}
+                "people": self.people, "shard": self.shard, "secret_id": self.secret_id,
+                "feedback": self.feedback}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Gradebook":
@@ -273,13 +364,17 @@ class Gradebook:
                    notebooks=notebooks,
                    seconds=data.get("seconds", 0.0), jobs=data.get("jobs", 1),
                    unattributed=data.get("unattributed", []), people=data.get("people", {}),
-                   shard=data.get("shard"), secret_id=data.get("secret_id", ""))
+                   shard=data.get("shard"), secret_id=data.get("secret_id", ""),
+                   feedback=data.get("feedback", "full"))
 
 
 _FIELDS: dict[type, frozenset[str]] = {}
 
 
-def _made(cls: type, data: dict[str, Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def _made(cls: type[_T], data: dict[str, Any]) -> _T:
     """``cls(**data)``, for a dataclass read back from JSON: when ``data`` has exactly the
     fields, the instance's ``__dict__`` is filled directly (a gradebook of 40,000 notebooks
     is 400,000 of these, and ``__init__`` with keywords costs three times as much); otherwise
@@ -288,7 +383,7 @@ def _made(cls: type, data: dict[str, Any]) -> Any:
     if known is None:
         known = _FIELDS[cls] = frozenset(f.name for f in fields(cls))
     if data.keys() == known:
-        made = cls.__new__(cls)
+        made = object.__new__(cls)
         made.__dict__.update(data)
         return made
     return cls(**{k: v for k, v in data.items() if k in known})
@@ -307,5 +402,5 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _order(notebook: NotebookGrade) -> tuple:
+def _order(notebook: NotebookGrade) -> tuple[str, str, str]:
     return (notebook.student, notebook.lesson or "~", notebook.path)
