@@ -436,7 +436,7 @@ def malformed(check: str, where: str, expected: str, got: Any) -> NoReturn:
 #       ... value_at(result, check, "forward") ...
 
 
-class _Stopped(dict):
+class _Stopped(dict[str, Any]):
     """The values of the case where a run stopped: plain data (what the case had made, and
     ``"stopped"``: the failure's message) that also carries the :class:`CheckFailed` itself as
     ``.error``. In a notebook the judge raises that very error, so the student still sees the
@@ -562,7 +562,7 @@ def student_code(case: str, name: str = "your code") -> Iterator[None]:
         raise CheckFailed(f"{case}: {name} raised {type(e).__name__}: {e}") from e
 
 
-def with_globals(fn: Callable, **names: Any) -> Callable:
+def with_globals(fn: Callable[..., Any], **names: Any) -> Callable[..., Any]:
     """A copy of the function ``fn`` whose global names ``names`` are replaced.
 
     This is how a check puts the student's piece into a reference scaffold: the student's

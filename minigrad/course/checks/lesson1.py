@@ -75,9 +75,9 @@ class ReferenceTensor:
     """The lesson's ``Tensor``, done right: what a student's piece is plugged into."""
 
     def __init__(self, data: Any, parents: Sequence["ReferenceTensor"] = (),
-                 vjp: Callable | None = None, name: str = "") -> None:
+                 vjp: Callable[..., Any] | None = None, name: str = "") -> None:
         self.data = np.asarray(data, dtype=np.float64)
-        self.grad = None
+        self.grad: np.ndarray | None = None
         self.parents = tuple(parents)
         self.vjp = vjp
         self.name = name
@@ -118,7 +118,7 @@ def _r_tanh(a: T, name: str = "") -> T:
 # 1.1 The Tensor class
 
 
-def _seed_probe(notebook_seed: int) -> Callable[[np.random.Generator | None], dict]:
+def _seed_probe(notebook_seed: int) -> Callable[[np.random.Generator | None], dict[str, Any]]:
     """A probe that is one seed: the lesson's own in a notebook, a secret one in the grader.
     The run and the judge both build the check's cases from it."""
     return lambda rng: {"seed": notebook_seed if rng is None else int(rng.integers(2**31))}
@@ -134,7 +134,7 @@ def _tensor_datas(seed: int) -> list[Any]:
             rng.integers(-5, 6, size=(int(rng.integers(1, 4)), int(rng.integers(2, 5))))]
 
 
-def _tensor_run(probes: dict, Tensor: type) -> dict:
+def _tensor_run(probes: dict[str, Any], Tensor: type) -> dict[str, Any]:
     """1.1, run: build tensors; check what only this process can see; return their .data."""
     require_student(Tensor, "Tensor")
     if not isinstance(Tensor, type):
@@ -165,7 +165,7 @@ def _tensor_run(probes: dict, Tensor: type) -> dict:
         datas.append(np.array(d))
     a, b = Tensor([1.0]), Tensor([2.0])
 
-    def vjp(g: Any) -> tuple:
+    def vjp(g: Any) -> tuple[Any, ...]:
         return g, g
 
     case = f"{check}, case Tensor([3.0], parents=[a, b], vjp=vjp)"
@@ -250,7 +250,7 @@ def _deep_chain(depth: int) -> tuple[T, list[T]]:
     return t, nodes
 
 
-def _as_list(case: str, got: Any) -> list:
+def _as_list(case: str, got: Any) -> list[Any]:
     """What ``topological_order`` returned, as a list (a failure if it is None or no sequence)."""
     if got is None:
         fail(case, "topological_order returned None", "return the list you built")
@@ -261,7 +261,7 @@ def _as_list(case: str, got: Any) -> list:
 
 
 
-def _order_run(probes: dict, topological_order: Callable) -> dict:
+def _order_run(probes: dict[str, Any], topological_order: Callable[..., Any]) -> dict[str, Any]:
     """1.2, run: the student's order of each graph, as positions in the graph's node list
     (-1 for anything that is not one of its tensors)."""
     require_student(topological_order, "topological_order")
@@ -281,7 +281,7 @@ def _order_run(probes: dict, topological_order: Callable) -> dict:
 
 
 @exercise("1.2", split=Split(_seed_probe(1), _order_run, _order_judge))
-def topological_order(topological_order: Callable) -> None:
+def topological_order(topological_order: Callable[..., Any]) -> None:
     """Exercise 1.2: every tensor once, each after all its parents, without recursion."""
 
 
@@ -289,15 +289,15 @@ def topological_order(topological_order: Callable) -> None:
 # 1.3 backward
 
 
-def _counted(root: T) -> dict[int, list]:
+def _counted(root: T) -> dict[int, list[Any]]:
     """Wrap every closure of the graph so calls are counted: {id(node): [node, calls]}."""
-    counts: dict[int, list] = {}
+    counts: dict[int, list[Any]] = {}
     for node in _ref_topological_order(root):
         if node.vjp is not None:
             entry = [node, 0]
             counts[id(node)] = entry
 
-            def counting(g: Any, f: Callable = node.vjp, entry: list = entry,
+            def counting(g: Any, f: Callable[..., Any] = node.vjp, entry: list[Any] = entry,
                          is_root: bool = node is root) -> Any:
                 if g is None and is_root:
                     raise CheckFailed(
@@ -320,36 +320,36 @@ def _backward_cases(seed: int = 2) -> dict[str, Callable[[], tuple[T, list[T]]]]
     rng = np.random.default_rng(seed)
     xv, yv, wv = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(2, 3))
 
-    def product():
+    def product() -> tuple[T, list[T]]:
         x, y = T(xv, name="x"), T(yv, name="y")
         return _r_mul(x, y, "z"), [x, y]
 
-    def square():
+    def square() -> tuple[T, list[T]]:
         x = T(xv, name="x")
         return _r_mul(x, x, "z"), [x]
 
-    def sum_then_reuse():
+    def sum_then_reuse() -> tuple[T, list[T]]:
         x, y = T(xv, name="x"), T(yv, name="y")
         return _r_add(_r_add(x, y, "s"), x, "z"), [x, y]
 
-    def used_fifty_times():
+    def used_fifty_times() -> tuple[T, list[T]]:
         x = T(xv, name="x")
         s = x
         for i in range(49):
             s = _r_add(s, x, f"s{i + 1}")
         return s, [x]
 
-    def diamond():
+    def diamond() -> tuple[T, list[T]]:
         x, w = T(wv[0], name="x"), T(wv[1], name="w")
         a = _r_mul(x, w, "a")
         return _r_mul(_r_tanh(a, "b"), _r_exp(a, "c"), "z"), [x, w]
 
-    def shortcut():
+    def shortcut() -> tuple[T, list[T]]:
         x, w = T(wv[0], name="x"), T(wv[1], name="w")
         a = _r_mul(x, w, "a")
         return _r_mul(a, _r_tanh(a, "b"), "z"), [x, w]
 
-    def deep():
+    def deep() -> tuple[T, list[T]]:
         root, nodes = _deep_chain(DEPTH)
         return root, [nodes[0]]
 
@@ -376,7 +376,7 @@ def _accumulate_values(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.normal(size=2), rng.normal(size=2)
 
 
-def _backward_run(probes: dict, backward: Callable) -> dict:
+def _backward_run(probes: dict[str, Any], backward: Callable[..., Any]) -> dict[str, Any]:
     """1.3, run: the student's backward on each graph; the gradients it left on the output
     and the leaves. That each closure ran exactly once is seen only here."""
     require_student(backward, "backward")
@@ -408,7 +408,7 @@ def _backward_run(probes: dict, backward: Callable) -> dict:
 
 @exercise("1.3", split=Split(_seed_probe(2), _backward_run, _backward_judge,
                              self_reported="each closure ran exactly once"))
-def backward(backward: Callable) -> None:
+def backward(backward: Callable[..., Any]) -> None:
     """Exercise 1.3: seed the output with ones, run each closure once in reverse topological
     order, and add the gradients that reach a tensor from all its uses."""
 
@@ -497,7 +497,7 @@ def _op_case(row: Operation, name: str, student: Callable[..., Any], case: str,
     _unchanged(case, name, inputs, arrays, "")
     _parents_and_closure(case, out, inputs, extra)
     with student_code(case, f"the closure of your {name}"):
-        grads = out.vjp(g.copy())
+        grads = out.vjp(g.copy())  # type: ignore[misc]
     if isinstance(grads, np.ndarray) or not isinstance(grads, (tuple, list)):
         fail(case, f"the closure returned {type(grads).__name__} {show(grads)}; "
                    f"expected a tuple with one gradient per parent ({len(inputs)})",

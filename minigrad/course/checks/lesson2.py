@@ -68,7 +68,7 @@ _SCAFFOLD: dict[str, Callable[..., Any]] = {
 }
 
 
-def _in_scaffold(fn: Callable, name: str) -> Callable:
+def _in_scaffold(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """The student's ``fn`` with the lesson's *other* functions replaced by the engine's."""
     require_student(fn, name)
     env = {k: v for k, v in _SCAFFOLD.items() if k != name and k in fn.__globals__}
@@ -137,7 +137,7 @@ def _leaf(a: np.ndarray) -> Tensor:
 # Run: one node
 
 
-def _node(fn: Callable, name: str, case: str, inputs: Sequence[Tensor], *args: Any) -> Tensor:
+def _node(fn: Callable[..., Any], name: str, case: str, inputs: Sequence[Tensor], *args: Any) -> Tensor:
     """Call the student's function and check it returned a recorded minigrad node."""
     with student_code(case, f"your {name}"):
         out = fn(*inputs, *args)
@@ -161,14 +161,14 @@ def _node(fn: Callable, name: str, case: str, inputs: Sequence[Tensor], *args: A
     return out
 
 
-def _vjp(out: Tensor, g: np.ndarray, case: str, name: str, cause: str | None = None) -> list:
+def _vjp(out: Tensor, g: np.ndarray, case: str, name: str, cause: str | None = None) -> list[Any]:
     """The gradients the node's VJP returns for output gradient ``g``, as plain data.
 
     ``cause`` is added to the message when the VJP raises a shape error.
     """
     try:
         with student_code(case, f"the VJP of your {name}"):
-            grads = out._vjp(np.array(g, copy=True), *out._saved)
+            grads = out._vjp(np.array(g, copy=True), *out._saved)  # type: ignore[misc]
     except CheckFailed as e:
         if cause and isinstance(e.__cause__, (ValueError, IndexError)):
             raise CheckFailed(f"{e}\n  usual cause: {cause}") from e.__cause__
@@ -178,8 +178,8 @@ def _vjp(out: Tensor, g: np.ndarray, case: str, name: str, cause: str | None = N
     return [sent(grad) for grad in grads]
 
 
-def _fd(fn: Callable, case: str, name: str, out: Tensor, arrays: Sequence[np.ndarray],
-        g: np.ndarray) -> list | None:
+def _fd(fn: Callable[..., Any], case: str, name: str, out: Tensor, arrays: Sequence[np.ndarray],
+        g: np.ndarray) -> list[Any] | None:
     """Finite differences of the student's forward ``fn`` (on arrays), for output gradient
     ``g``; None when the forward value has another shape than ``g`` (the judge says so)."""
     if np.shape(out.data) != g.shape:
@@ -218,7 +218,7 @@ def _matmul_case(k: int, n: int, A: np.ndarray, B: np.ndarray) -> str:
     return f"matmul, case {k + 1} of {n}: A {A.shape} @ B {B.shape}"
 
 
-def _matmul_run(probes: dict[str, Any], matmul: Callable) -> dict[str, Any]:
+def _matmul_run(probes: dict[str, Any], matmul: Callable[..., Any]) -> dict[str, Any]:
     """2.1, run: the student's matmul on each pair: value, both gradients, finite differences."""
     fn = _in_scaffold(matmul, "matmul")
     cases = probes["cases"]
@@ -237,7 +237,7 @@ def _matmul_run(probes: dict[str, Any], matmul: Callable) -> dict[str, Any]:
 
 
 @exercise("2.1", split=_split("matmul", _matmul_probe, _matmul_run, _matmul_judge))
-def matmul(matmul: Callable) -> None:
+def matmul(matmul: Callable[..., Any]) -> None:
     """Exercise 2.1: ``matmul(a, b)`` for matrices; ``dA = dC @ B.T``, ``dB = A.T @ dC``."""
 
 
@@ -251,8 +251,10 @@ _SUM_AXES = [(None, False), (0, False), (1, False), (-1, False), ((0, 2), False)
 def _sum_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     """One x and eight reductions of it: all axes, one (first, middle, last counted from the
     end), two, with and without keepdims; an output gradient for each."""
+    axes: list[tuple[Any, bool]]
+    shape: tuple[int, ...]
     if rng is None:
-        draw, shape, axes = np.random.default_rng(22), (2, 3, 4), _SUM_AXES
+        draw, shape, axes = np.random.default_rng(22), (2, 3, 4), list(_SUM_AXES)
     else:
         draw = rng
         shape = tuple(int(d) for d in rng.integers(2, 5, size=int(rng.integers(3, 5))))
@@ -275,7 +277,7 @@ def _sum_case(k: int, n: int, axis: Any, keepdims: Any, X: np.ndarray) -> str:
             f"shape {X.shape}")
 
 
-def _sum_run(probes: dict[str, Any], sum: Callable) -> dict[str, Any]:
+def _sum_run(probes: dict[str, Any], sum: Callable[..., Any]) -> dict[str, Any]:
     """2.2, run: the student's sum of x along each axis: value, gradient, finite differences."""
     fn = _in_scaffold(sum, "sum")
     X, cases = _floats(probes["x"]), probes["cases"]
@@ -294,7 +296,7 @@ def _sum_run(probes: dict[str, Any], sum: Callable) -> dict[str, Any]:
 
 
 @exercise("2.2", split=_split("sum", _sum_probe, _sum_run, _sum_judge))
-def sum(sum: Callable) -> None:  # noqa: A001 - the student's function is called sum
+def sum(sum: Callable[..., Any]) -> None:  # noqa: A001 - the student's function is called sum
     """Exercise 2.2: ``sum(x, axis=None, keepdims=False)`` spreads the gradient back."""
 
 
@@ -306,14 +308,14 @@ _RESHAPES = [((2, 3, 4), (6, 4)), ((2, 3, 4), (24,)), ((6,), (2, 3)), ((2, 3, 4)
              ((1, 5), (5, 1))]
 
 
-def _reshape_shapes(rng: np.random.Generator) -> list[tuple[tuple, tuple]]:
+def _reshape_shapes(rng: np.random.Generator) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """Five reshapes like the lesson's: merge two axes, flatten, split, -1, row to column."""
     a, b, c, p, q, n = (int(d) for d in rng.integers(2, 6, size=6))
     return [((a, b, c), (a * b, c)), ((a, b, c), (a * b * c,)), ((p * q,), (p, q)),
             ((a, b, c), (c, -1)), ((1, n), (n, 1))]
 
 
-def _transposes(rng: np.random.Generator) -> list[tuple[tuple, tuple | None]]:
+def _transposes(rng: np.random.Generator) -> list[tuple[tuple[int, ...], tuple[int, ...] | None]]:
     """Five transposes like the lesson's: reversed (2-D, 3-D), two 3-cycles (not their own
     inverse), one swap; axes of distinct sizes, so that a wrong permutation shows."""
     def dims(n: int) -> tuple[int, ...]:
@@ -330,9 +332,14 @@ _TRANSPOSES = [((2, 3), None), ((2, 3, 4), None), ((2, 3, 4), (1, 2, 0)), ((2, 3
 
 def _moves_probe(name: str) -> Callable[[np.random.Generator | None], dict[str, Any]]:
     """reshape's or transpose's cases: x, the argument (the new shape, the axes) and g."""
-    fixed, seed, draw_shapes, move = {
-        "reshape": (_RESHAPES, 23, _reshape_shapes, np.reshape),
-        "transpose": (_TRANSPOSES, 24, _transposes, np.transpose)}[name]
+    fixed: list[Any]
+    draw_shapes: Callable[[np.random.Generator], list[Any]]
+    moves: dict[str, Callable[..., Any]] = {"reshape": np.reshape, "transpose": np.transpose}
+    move = moves[name]
+    if name == "reshape":
+        fixed, seed, draw_shapes = _RESHAPES, 23, _reshape_shapes
+    else:
+        fixed, seed, draw_shapes = _TRANSPOSES, 24, _transposes
 
     def probe(rng: np.random.Generator | None) -> dict[str, Any]:
         draw = np.random.default_rng(seed) if rng is None else rng
@@ -345,7 +352,7 @@ def _moves_probe(name: str) -> Callable[[np.random.Generator | None], dict[str, 
     return probe
 
 
-def _moves_case(name: str, k: int, n: int, X: np.ndarray, arg: tuple | None) -> str:
+def _moves_case(name: str, k: int, n: int, X: np.ndarray, arg: tuple[Any, ...] | None) -> str:
     if name == "reshape":
         return f"reshape, case {k + 1} of {n}: x of shape {X.shape} to {arg}"
     return f"transpose, case {k + 1} of {n}: x of shape {X.shape}, axes={arg}"
@@ -356,7 +363,7 @@ def _moves_run(name: str) -> Callable[..., dict[str, Any]]:
     cause = {"reshape": "reshape g to x's old shape, kept from before",
              "transpose": "permute g with the inverse permutation np.argsort(axes)"}[name]
 
-    def run(probes: dict[str, Any], student: Callable) -> dict[str, Any]:
+    def run(probes: dict[str, Any], student: Callable[..., Any]) -> dict[str, Any]:
         fn = _in_scaffold(student, name)
         cases = probes["cases"]
 
@@ -376,13 +383,13 @@ def _moves_run(name: str) -> Callable[..., dict[str, Any]]:
 
 @exercise("2.3", split=_split("reshape", _moves_probe("reshape"), _moves_run("reshape"),
                               _reshape_judge))
-def reshape(reshape: Callable) -> None:
+def reshape(reshape: Callable[..., Any]) -> None:
     """Exercise 2.3, its reshape half (the lesson calls reshape_and_transpose)."""
 
 
 @exercise("2.3", split=_split("transpose", _moves_probe("transpose"), _moves_run("transpose"),
                               _transpose_judge))
-def transpose(transpose: Callable) -> None:
+def transpose(transpose: Callable[..., Any]) -> None:
     """Exercise 2.3, its transpose half (the lesson calls reshape_and_transpose)."""
 
 
@@ -391,8 +398,8 @@ def _moves_both_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     return {name: _moves_probe(name)(rng) for name in ("reshape", "transpose")}
 
 
-def _moves_both_run(probes: dict[str, Any], reshape: Callable,
-                    transpose: Callable) -> dict[str, Any]:
+def _moves_both_run(probes: dict[str, Any], reshape: Callable[..., Any],
+                    transpose: Callable[..., Any]) -> dict[str, Any]:
     """Both runs, each on its own cases."""
     return {"reshape": _moves_run("reshape")(probes["reshape"], reshape),
             "transpose": _moves_run("transpose")(probes["transpose"], transpose)}
@@ -401,7 +408,7 @@ def _moves_both_run(probes: dict[str, Any], reshape: Callable,
 
 @exercise("2.3", split=_split("reshape and transpose", _moves_both_probe, _moves_both_run,
                               _moves_both_judge))
-def reshape_and_transpose(reshape: Callable, transpose: Callable) -> None:
+def reshape_and_transpose(reshape: Callable[..., Any], transpose: Callable[..., Any]) -> None:
     """Exercise 2.3: ``reshape(x, shape)`` and ``transpose(x, axes=None)``, each undone."""
 
 
@@ -415,10 +422,10 @@ _PAIRS = [  # (shape of a, shape of b) in c = a + b: each one's gradient is unbr
 ]
 
 
-def _random_pairs(rng: np.random.Generator) -> list[tuple[tuple, tuple]]:
+def _random_pairs(rng: np.random.Generator) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """Twelve pairs like the lesson's: ``a`` whole or stretched, ``b`` missing leading axes
     and with size-1 axes; a scalar and two equal shapes among them."""
-    def stretched(shape: tuple, keep_all: bool) -> tuple:
+    def stretched(shape: tuple[Any, ...], keep_all: bool) -> tuple[Any, ...]:
         drop = 0 if keep_all else int(rng.integers(0, len(shape) + 1))
         return tuple(1 if rng.random() < 0.4 else d for d in shape[drop:])
 
@@ -440,7 +447,7 @@ def _unbroadcast_probe(rng: np.random.Generator | None) -> dict[str, Any]:
 
 def _unbroadcast_cases(probes: dict[str, Any]) -> list[dict[str, Any]]:
     """Two cases a pair: a's gradient, then b's, each unbroadcast from c's gradient g."""
-    cases = []
+    cases: list[dict[str, Any]] = []
     for pair in probes["pairs"]:
         sa, sb, g = _ints(pair["a"]), _ints(pair["b"]), _floats(pair["g"])
         for who, shape in (("a", sa), ("b", sb)):
@@ -452,7 +459,7 @@ def _unbroadcast_cases(probes: dict[str, Any]) -> list[dict[str, Any]]:
     return cases
 
 
-def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable) -> dict[str, Any]:
+def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable[..., Any]) -> dict[str, Any]:
     """2.4, run: the student's unbroadcast of each gradient; that it leaves g unchanged is
     seen here."""
     fn = _in_scaffold(unbroadcast, "unbroadcast")
@@ -472,7 +479,7 @@ def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable) -> dict[str,
 @exercise("2.4", split=_split("unbroadcast", _unbroadcast_probe, _unbroadcast_run,
                               _unbroadcast_judge,
                               self_reported="the gradient passed in is left unchanged"))
-def unbroadcast(unbroadcast: Callable) -> None:
+def unbroadcast(unbroadcast: Callable[..., Any]) -> None:
     """Exercise 2.4: ``unbroadcast(grad, shape)`` sums a gradient back to ``shape``."""
 
 
@@ -494,7 +501,10 @@ _OVERFLOW = ("exp of a large logit overflows: subtract each row's max before exp
 def _ce_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     """Logits and targets: small ones (by hand in the lesson), random ones, and logits of
     +-1e4, where exp overflows."""
-    cases = []
+    cases: list[dict[str, Any]] = []
+    z: Any
+    t: Any
+    shapes: list[tuple[int, int]]
 
     def add(label: str, z: Any, t: Any) -> None:
         cases.append({"label": label, "logits": np.asarray(z, dtype=np.float64),
@@ -530,7 +540,7 @@ def _ce_case(k: int, n: int, probe: dict[str, Any]) -> str:
     return f"cross_entropy, case {k + 1} of {n}: {probe['label']}"
 
 
-def _ce_run(probes: dict[str, Any], cross_entropy: Callable) -> dict[str, Any]:
+def _ce_run(probes: dict[str, Any], cross_entropy: Callable[..., Any]) -> dict[str, Any]:
     """2.5, run: the loss, the gradient for output gradients 1 and 0.5, finite differences.
     That NumPy reports no overflow is seen here."""
     fn = _in_scaffold(cross_entropy, "cross_entropy")
@@ -564,7 +574,7 @@ def _ce_run(probes: dict[str, Any], cross_entropy: Callable) -> dict[str, Any]:
 
 @exercise("2.5", split=_split("cross_entropy", _ce_probe, _ce_run, _ce_judge,
                               self_reported=_SELF_REPORTED + "; NumPy reported no overflow"))
-def cross_entropy(cross_entropy: Callable) -> None:
+def cross_entropy(cross_entropy: Callable[..., Any]) -> None:
     """Exercise 2.5: ``cross_entropy(logits, targets)``: mean softmax cross-entropy as one
     node, stable for any logits, with the gradient ``(softmax - onehot) / N``."""
 

@@ -123,19 +123,19 @@ def _find_tensors(value: Any, path: str, out: dict[int, tuple[str, Any]],
 def _recorded_ops() -> Iterator[list[str]]:
     """Record the name of every operation that is written into a graph inside the block."""
     recorded: list[str] = []
-    original = _engine.op
+    original = getattr(_engine, "op")
 
-    def spy(data: Any, parents: Any, vjp: Any, saved: tuple = (), name: str = "op") -> Tensor:
+    def spy(data: Any, parents: Any, vjp: Any, saved: tuple[Any, ...] = (), name: str = "op") -> Tensor:
         out = original(data, parents, vjp, saved=saved, name=name)
         if out._vjp is not None:
             recorded.append(name)
         return out
 
-    _engine.op = spy
+    setattr(_engine, "op", spy)
     try:
         yield recorded
     finally:
-        _engine.op = original
+        setattr(_engine, "op", original)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -439,7 +439,7 @@ def _with_working_parameter(Layer: type, Parameter: type) -> tuple[type, type]:
     a reference Parameter put in its place (so that this check tests only the layer)."""
     if _parameter_works(Parameter):
         return Layer, Parameter
-    init = Layer.__init__
+    init = getattr(Layer, "__init__")
     if not isinstance(init, types.FunctionType):
         return Layer, Parameter
     scaffold = type(Layer.__name__, (Layer,),
@@ -578,7 +578,7 @@ class _Double(_AddOne):
 
 
 #: The layers a Sequential is made of, by name: what each does to an array, and its label.
-_LAYERS = {"add": (_AddOne, lambda v: v + 1.0, "add 1"), "double": (_Double, lambda v: v * 2.0,
+_LAYERS: dict[str, tuple[type, Callable[[Any], Any], str]] = {"add": (_AddOne, lambda v: v + 1.0, "add 1"), "double": (_Double, lambda v: v * 2.0,
                                                                     "double")}
 
 

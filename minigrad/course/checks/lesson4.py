@@ -41,7 +41,7 @@ _network_judge = judged("lesson4", "_network_judge")
 _train_judge = judged("lesson4", "_train_judge")
 
 #: The lesson's 2-2-2 network: one input ``x`` of class ``t`` and its fixed decimal weights.
-NETWORK = {
+NETWORK: dict[str, Any] = {
     "x": np.array([1.0, -0.5]),
     "t": 1,
     "W1": np.array([[0.5, -0.3], [0.2, 0.8]]),
@@ -81,7 +81,7 @@ def _networks(rng: np.random.Generator | None) -> list[dict[str, Any]]:
     if rng is None:
         rng = np.random.default_rng(44)
         sizes: list[tuple[int, ...]] = [(2, 2, 2), (3, 4, 3), (2, 5, 3)]
-        cases = [{"name": _LESSONS_NETWORK, **{k: np.copy(v) for k, v in NETWORK.items()}}]
+        cases = [{"name": _LESSONS_NETWORK, **{k: np.copy(np.asarray(v)) for k, v in NETWORK.items()}}]
     else:
         sizes = [(2, 2, 2)] + [tuple(int(n) for n in rng.integers((2, 2, 2), (5, 6, 5)))
                                for _ in range(3)]

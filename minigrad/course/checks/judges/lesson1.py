@@ -6,13 +6,17 @@ The probes, the runs and the helpers both sides use are in :mod:`minigrad.course
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence  # noqa: F401
+import collections
+from typing import Any, Callable, Sequence
 
-from minigrad.course.checks.lesson1 import (  # noqa: F401 - what the judges share with the runs
-    Any, Callable, CheckFailed, DEPTH, Sequence, T,
-    Var, _ACCUMULATE, _accumulate_values, _as_list,
-    _backward_cases, _deep_chain, _graphs, _ref_topological_order, _tensor_datas,
-    assert_close, collections, fail, np, show)
+import numpy as np
+
+from minigrad._utils import topological_order as _ref_topological_order
+from minigrad.course.checks import CheckFailed, assert_close, fail, show
+from minigrad.course.checks.lesson1 import (  # what the judges share with the runs
+    DEPTH, T, _ACCUMULATE, _accumulate_values, _as_list, _backward_cases, _deep_chain, _graphs,
+    _tensor_datas)
+from minigrad.course.scalar import Var
 
 
 def _ref_backward(root: T) -> None:
@@ -24,7 +28,7 @@ def _ref_backward(root: T) -> None:
             parent.grad = g if parent.grad is None else parent.grad + g
 
 
-def _tensor_judge(probes: dict, outputs: dict) -> str:
+def _tensor_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
     """1.1, judge: each tensor's .data holds the numbers it was made from, as floats."""
     datas = _tensor_datas(probes["seed"])
     got = outputs["datas"]
@@ -72,7 +76,7 @@ def _check_order(case: str, got: Any, nodes: list[T]) -> None:
                      "pushed early by one child may be reached again through another)")
 
 
-def _order_judge(probes: dict, outputs: dict) -> str:
+def _order_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
     """1.2, judge: each order has every tensor once, after all its parents."""
     graphs = _graphs(probes["seed"])
     cases = [(f"topological_order, case '{name}'", nodes) for name, (_, nodes) in graphs.items()]
@@ -91,7 +95,7 @@ def _order_judge(probes: dict, outputs: dict) -> str:
             "(no recursion)")
 
 
-def _backward_judge(probes: dict, outputs: dict) -> str:
+def _backward_judge(probes: dict[str, Any], outputs: dict[str, Any]) -> str:
     """1.3, judge: the gradients against the reference backward on the same graphs."""
     check = "backward"
     cause_acc = ("a tensor used more than once gets a gradient from every use: add it to "
@@ -137,7 +141,7 @@ def _grad(value: Any) -> Any:
     return value
 
 
-def _var_elementwise(var_fn: Callable, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, list]:
+def _var_elementwise(var_fn: Callable[..., Any], arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
     """Run ``var_fn`` on scalar Vars element by element: (values, d value / d input_k)."""
     shape = arrays[0].shape
     value = np.zeros(shape)

@@ -6,13 +6,16 @@ The probes, the runs and the helpers both sides use are in :mod:`minigrad.course
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence  # noqa: F401
+from typing import Any, Sequence
 
-from minigrad.course.checks.lesson2 import (  # noqa: F401 - what the judges share with the runs
-    Any, CheckFailed, Sequence, _OVERFLOW, _axis, _ce_case,
-    _floats, _ints, _matmul_case, _moves_case, _ref_unbroadcast,
-    _sum_case, _unbroadcast_cases, assert_close, fail, judged_cases, np,
-    received, show, value_at)
+import numpy as np
+
+from minigrad.broadcast import unbroadcast as _ref_unbroadcast
+from minigrad.course.checks import (CheckFailed, assert_close, fail, judged_cases, received,
+                                    show, value_at)
+from minigrad.course.checks.lesson2 import (  # what the judges share with the runs
+    _OVERFLOW, _axis, _ce_case, _floats, _ints, _matmul_case, _moves_case, _sum_case,
+    _unbroadcast_cases)
 from minigrad.tensor import Tensor, op
 
 
@@ -76,7 +79,7 @@ def _forward(got: Any, want: np.ndarray, case: str, cause: str) -> None:
     assert_close(got, want, case, "the forward value", cause)
 
 
-def _gradients(result: dict[str, Any], n: int, case: str, key: str = "grads") -> list:
+def _gradients(result: dict[str, Any], n: int, case: str, key: str = "grads") -> list[Any]:
     """The gradients the VJP returned, one per parent (not yet compared)."""
     grads = value_at(result, case, key)
     if not isinstance(grads, list) or len(grads) != n:

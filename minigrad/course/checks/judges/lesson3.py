@@ -6,12 +6,14 @@ The probes, the runs and the helpers both sides use are in :mod:`minigrad.course
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence  # noqa: F401
+from typing import Any
 
-from minigrad.course.checks.lesson3 import (  # noqa: F401 - what the judges share with the runs
-    Any, _CHECK_31, _CHECK_32, _CHECK_33, _CHECK_34, _CHECK_35,
-    _LAYERS, _fmt, _join, _numbers_text, _order_label, _parameter_cases,
-    _seed, malformed, mismatch, np, place, value_at)
+import numpy as np
+
+from minigrad.course.checks import malformed, mismatch, place, value_at
+from minigrad.course.checks.lesson3 import (  # what the judges share with the runs
+    _CHECK_31, _CHECK_32, _CHECK_33, _CHECK_34, _CHECK_35, _LAYERS, _fmt, _join, _numbers_text,
+    _order_label, _parameter_cases, _seed)
 
 
 def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
@@ -134,7 +136,11 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
                                "Tensors, numbers and strings are not trained")
         paths = [p["path"] for p in got]
         seen: set[str] = set()   # (one pass: the list came from the sandbox, of any length)
-        dup = [path for path in paths if path in shapes and (path in seen or seen.add(path))]
+        dup = []
+        for path in paths:
+            if path in shapes and path in seen:
+                dup.append(path)
+            seen.add(path)
         if dup:
             raise mismatch(check, case, f"each parameter once: {names(list(shapes))}",
                            f"{names(dup)} more than once",

@@ -6,12 +6,17 @@ The probes, the runs and the helpers both sides use are in :mod:`minigrad.course
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence  # noqa: F401
+from typing import Any, Callable, Sequence
 
-from minigrad.course.checks.lesson4 import (  # noqa: F401 - what the judges share with the runs
-    _CHECK_41, _CHECK_42, _CHECK_43, Any, Callable, F, Sequence, Tensor, _LESSONS_NETWORK,
-    _WEIGHTS, _train_case, byhand, judged_cases, malformed, mismatch,
-    np, received_or_type, type_sent, value_at)
+import numpy as np
+
+from minigrad import Tensor
+from minigrad import functional as F
+from minigrad.course import byhand
+from minigrad.course.checks import (judged_cases, malformed, mismatch, received_or_type,
+                                    type_sent, value_at)
+from minigrad.course.checks.lesson4 import (  # what the judges share with the runs
+    _CHECK_41, _CHECK_42, _CHECK_43, _LESSONS_NETWORK, _WEIGHTS, _train_case)
 
 
 def _fmt(a: Any) -> str:
@@ -41,7 +46,7 @@ def _size(case: dict[str, Any]) -> str:
     return f"{n_in}-{n_hidden}-{n_out}"
 
 
-def _logits(net: dict[str, Any], x: np.ndarray, act: Callable = _sigmoid) -> np.ndarray:
+def _logits(net: dict[str, Any], x: np.ndarray, act: Callable[..., Any] = _sigmoid) -> np.ndarray:
     return act(x @ net["W1"].T + net["b1"]) @ net["W2"].T + net["b2"]
 
 
@@ -112,7 +117,7 @@ def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
             "copies of the weights as its four parameters, all reached by backward.")
 
 
-def _engine_gradients(net: dict[str, Any]) -> dict[str, np.ndarray]:
+def _engine_gradients(net: dict[str, Any]) -> dict[str, Any]:
     """The reference: the engine's gradients of the cross-entropy of one input."""
     W1, b1, W2, b2 = (Tensor(net[k], requires_grad=True) for k in _WEIGHTS)
     x = Tensor(net["x"][None, :])
