@@ -82,6 +82,11 @@ def _report_options(p: argparse.ArgumentParser) -> None:
                    help="the class list: login, name, SIS id, section (or a Canvas gradebook "
                         "export as it is); names students and flags logins it lacks and "
                         "students with nothing handed in")
+    p.add_argument("--due", action="append", default=[], metavar="[LESSON=]DATE",
+                   help="the due date of a lesson (repeatable; LESSON= left out: every lesson), "
+                        "as YYYY-MM-DDTHH:MM[:SS] in the time of Blackboard's file names: a "
+                        "Blackboard attempt dated after it is marked late (Canvas names late "
+                        "files itself)")
     p.add_argument("--shard", metavar="I/N",
                    help="grade only shard I (0 to N-1) of N, by student; join the shards' "
                         "reports with `minigrad-grade merge`")
@@ -140,6 +145,29 @@ def _format_options(p: argparse.ArgumentParser, run: bool) -> None:
     p.add_argument("--moodle-worksheet", action="append", default=[], metavar="[LESSON=]CSV",
                    help="the grading worksheet downloaded from the Moodle assignment of a "
                         "lesson (repeatable; LESSON= may be left out when one lesson is graded)")
+
+
+def parse_due(given: Sequence[str]) -> dict[int | None, str]:
+    """``["1=2026-09-01T12:00", "2026-10-01T09:30"]`` as ``{1: ..., None: ...}`` (None: every
+    lesson without one of its own).
+
+    Raises
+    ------
+    ValueError
+        Naming the item that is not ``[LESSON=]YYYY-MM-DDTHH:MM[:SS]``.
+    """
+    import datetime
+    due: dict[int | None, str] = {}
+    for item in given:
+        lesson, sep, when = item.rpartition("=")
+        try:
+            number = int(lesson) if sep else None
+            datetime.datetime.fromisoformat(when)
+        except ValueError:
+            raise ValueError(f"--due expects [LESSON=]YYYY-MM-DDTHH:MM[:SS] (such as "
+                             f"1=2026-09-01T12:00); got {item!r}") from None
+        due[number] = when
+    return due
 
 
 def _list_lessons(released: str | None, checks_package: str | None) -> int:
@@ -229,6 +257,10 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace
         p.error(f"--jobs must be at least 1; got {args.jobs}")
     if args.timeout <= 0 or args.notebook_timeout <= 0:
         p.error("time limits must be positive")
+    try:
+        args.due = parse_due(args.due)
+    except ValueError as exc:
+        p.error(str(exc))
     from .formats import FormatError
     try:
         return shard, _Wanted(args, args.format, args.roster)
@@ -241,7 +273,8 @@ def _grade(args: argparse.Namespace, shard: tuple[int, int] | None) -> Gradebook
     from .batch import grade_class
     from .runner import _ZYGOTES, GradingOptions
     options = GradingOptions(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout,
-                             sandbox=not args.no_sandbox, memory=int(args.memory * 2**30))
+                             sandbox=not args.no_sandbox, memory=int(args.memory * 2**30),
+                             due=args.due)
     if args.no_sandbox:
         print("minigrad-grade: warning: --no-sandbox: the notebooks run with your rights; "
               "a submission can read and change your files, see your environment, use the "

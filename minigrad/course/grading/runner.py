@@ -127,6 +127,9 @@ class GradingOptions:
         grader, :mod:`.bounded`); past it the check scores 0, with the reason.
     hint_timeout : float
         Seconds one error-hint search of the report (which cell defines a name) may take.
+    due : mapping
+        Due dates, ``{lesson number or None (any lesson): "YYYY-MM-DDTHH:MM[:SS]"}``: a
+        submission whose LMS name dates it later (Blackboard's attempt date) is marked late.
     """
 
     cell_timeout: float = 60.0
@@ -145,6 +148,7 @@ class GradingOptions:
     secret: bytes | None = None
     judge_timeout: float = 5.0
     hint_timeout: float = 2.0
+    due: Mapping[int | None, str] = dataclasses.field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -847,7 +851,7 @@ def grade_submission(submission: Submission, lessons: Mapping[int, ReleasedLesso
         grade.seconds = time.monotonic() - start
         return grade
     grade.lesson, grade.max_score = lesson.key, lesson.max_points
-    stamp(grade, submission, notebook, lesson)
+    stamp(grade, submission, notebook, lesson, options.due)
     execution = None
     if notebook is None:
         assembly = Assembly(steps=[])

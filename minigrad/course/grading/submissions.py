@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import nbformat
 
@@ -90,6 +90,8 @@ class NameParts:
     late: bool = False
     user_id: str = ""
     login: str = ""
+    #: Blackboard's attempt date (``YYYY-MM-DD-HH-MM-SS``, as its name says it).
+    submitted: str = ""
 
 
 def parse_name(name: str) -> NameParts:
@@ -111,7 +113,8 @@ def parse_name(name: str) -> NameParts:
                          late=bool(match["late"]), user_id=match["user"], login=match["login"])
     match = _BLACKBOARD.match(name)
     if match:
-        return NameParts(match["user"], "blackboard", match["rest"] or "", login=match["user"])
+        return NameParts(match["user"], "blackboard", match["rest"] or "", login=match["user"],
+                         submitted=match["date"])
     match = _NAME.match(name)
     if match and match["student"]:
         student = match["student"]
@@ -138,6 +141,8 @@ class Submission:
     name: str = ""
     section: str = ""
     note: str = ""
+    #: When the LMS's file name says it was handed in (Blackboard's attempt date).
+    submitted: str = ""
 
     @property
     def number_in_name(self) -> int | None:
@@ -176,7 +181,8 @@ def _student_in_name(filename: str) -> str | None:
 
 def _from_name(path: Path, parts: NameParts, student: str | None = None) -> Submission:
     return Submission(path, student or parts.student or "", rest=parts.rest, late=parts.late,
-                      source=parts.source, user_id=parts.user_id, login=parts.login)
+                      source=parts.source, user_id=parts.user_id, login=parts.login,
+                      submitted=parts.submitted)
 
 
 def _notebooks_under(folder: Path) -> Iterable[Path]:
@@ -457,11 +463,25 @@ def assemble(notebook: Mapping, lesson: ReleasedLesson) -> Assembly:
     return assembly
 
 
-def stamp(grade: NotebookGrade, submission: Submission, notebook: Mapping | None = None,
-          lesson: ReleasedLesson | None = None) -> None:
+def past_due(submission: Submission, lesson: int, due: Mapping[int | None, str]) -> bool:
+    """Whether the submission's attempt date (Blackboard's, in its name) is after the due
+    date of ``lesson`` in ``due`` (``{number or None (every lesson): "YYYY-MM-DDTHH:MM[:SS]"}``,
+    in the time zone of Blackboard's names)."""
+    when = due.get(lesson, due.get(None))
+    if not submission.submitted or when is None:
+        return False
+    handed = datetime.datetime.strptime(submission.submitted, "%Y-%m-%d-%H-%M-%S")
+    return handed > datetime.datetime.fromisoformat(when)
+
+
+def stamp(grade: NotebookGrade, submission: Submission, notebook: Mapping[str, Any] | None = None,
+          lesson: ReleasedLesson | None = None, due: Mapping[int | None, str] | None = None
+          ) -> None:
     """Write onto ``grade`` what the submission's name, the roster and the release say: the
-    late mark, a "not on roster" issue, the release graded with and the one handed in."""
-    grade.late = submission.late
+    late mark (the LMS's own, or an attempt date past ``due``), a "not on roster" issue, the
+    release graded with and the one handed in."""
+    grade.late = submission.late or (lesson is not None and due is not None
+                                     and past_due(submission, lesson.number, due))
     if not grade.graded_at:
         grade.graded_at = datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds")

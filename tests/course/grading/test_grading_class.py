@@ -9,6 +9,7 @@ shard test grades it again as four separate processes and compares their merge w
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import subprocess
@@ -28,7 +29,7 @@ import toy  # noqa: E402  (tests/course/grading/grading_fixtures/toy.py)
 from minigrad.course.grading import runner, sandbox  # noqa: E402
 from minigrad.course.grading.batch import (Journal, grade_class, merge_reports,  # noqa: E402
                                            parse_shard)
-from minigrad.course.grading.cli import main  # noqa: E402
+from minigrad.course.grading.cli import main, parse_due  # noqa: E402
 from minigrad.course.grading.lessons import load_lessons, release_changes  # noqa: E402
 from minigrad.course.grading.preflight import _fingerprint, preflight  # noqa: E402
 from minigrad.course.grading.report import read_gradebook  # noqa: E402
@@ -276,6 +277,7 @@ def test_an_interrupted_run_is_resumed_without_grading_again(tmp_path, released,
         _run(folder, out, released)
     state, _, done = Journal(out).read()
     assert state == "interrupted" and [n.student for n in done] == ["ann", "bob"]
+    assert Journal(out).state()[::2] == ("interrupted", 2)    # (without reading the grades)
     assert read_gradebook(out).students() == ["ann", "bob"]   # what finished is in the report
     with pytest.raises(GraderError, match="interrupted run .*--resume"):
         _run(folder, out, released)
@@ -619,3 +621,135 @@ def test_a_regrade_writes_what_a_whole_write_would(tmp_path):
     write_report(merged, tmp_path / "fresh")
     assert _snapshot(tmp_path / "report") == _snapshot(tmp_path / "fresh")
     assert "2026-12-02T09:00:00" in (tmp_path / "report" / "exercises.csv").read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# The report read back and written again (no kernels; cheap: well under a second each)
+
+
+def test_a_blackboard_attempt_after_the_due_date_is_late(tmp_path, released):
+    """Blackboard names a download ``Assignment_user_attempt_YYYY-MM-DD-HH-MM-SS_file`` (the
+    attempt's date; no late mark of its own): with ``due``, a later attempt is marked late."""
+    parts = parse_name("Lesson 9_jdoe_attempt_2026-09-02-08-15-00_09_toy.ipynb")
+    assert (parts.student, parts.submitted) == ("jdoe", "2026-09-02-08-15-00")
+    folder = tmp_path / "subs"
+    for name in ["Lesson 9_jdoe_attempt_2026-09-02-08-15-00_09_toy.ipynb",
+                 "Lesson 9_asmith_attempt_2026-09-01-23-59-00_09_toy.ipynb"]:
+        toy.write(toy.release(toy.solution()), folder / name)
+    options = dataclasses.replace(OPTIONS, due={9: "2026-09-01T23:59:30"})
+    book = grade_class([folder], tmp_path / "out", released=released,
+                       checks_package=toy.CHECKS_PACKAGE, options=options)
+    assert {n.student: n.late for n in book.notebooks} == {"asmith": False, "jdoe": True}
+    rows = {r["student"]: r for r in _csv(tmp_path / "out" / "grades.csv")}
+    assert (rows["jdoe"]["late"], rows["asmith"]["late"]) == ("09", "")
+    assert {r["student"]: r["late"] for r in _csv(tmp_path / "out" / "exercises.csv")} == {
+        "asmith": "false", "jdoe": "true"}
+    assert parse_due(["2026-10-01T09:30", "9=2026-09-01T23:59"]) == {
+        None: "2026-10-01T09:30", 9: "2026-09-01T23:59"}
+    with pytest.raises(ValueError, match=r"--due expects .*got 'x=tomorrow'"):
+        parse_due(["x=tomorrow"])
+
+
+def test_a_run_with_fewer_lessons_refuses_before_grading(tmp_path, released, monkeypatch):
+    """A report with rows of a lesson this run has no notebook of: refused before anything is
+    graded (the lesson told from the file names, else the cells), or merged with --merge."""
+    from minigrad.course.grading.report import write_report
+    from minigrad.course.grading.results import LessonSummary, NotebookGrade
+    out = tmp_path / "report"
+    folder = _unattempted_class(tmp_path / "subs", ["ann", "bob"])
+    book = _run(folder, out, released)
+    extra = LessonSummary(key="08_extra", number=8, max_points=1.0, digest="", exercises={})
+    book.lessons.append(extra)
+    book.notebooks += [NotebookGrade(student=s, path=f"/old/{s}/08_extra.ipynb", sha256="0",
+                                     lesson="08_extra", status="graded", score=1.0,
+                                     max_score=1.0) for s in ("ann", "bob")]
+    book.notebooks.sort(key=lambda n: (n.student, n.lesson or "~", n.path))
+    write_report(book, out)
+    before = _snapshot(out)
+    graded: list[str] = []
+    real = runner.grade_submission
+    monkeypatch.setattr(runner, "grade_submission",
+                        lambda s, lessons, options=None: graded.append(s.student)
+                        or real(s, lessons, options))
+    with pytest.raises(GraderError, match=r"has 2 row\(s\) that this run does not grade "
+                                          r"\(ann 08_extra, bob 08_extra\).*--merge.*nothing "
+                                          r"was graded"):
+        _run(folder, out, released)
+    assert graded == [] and _snapshot(out) == before
+    # a notebook without the lesson in its name is told by its cells, before grading too
+    (folder / "bob" / f"{toy.KEY}.ipynb").rename(folder / "bob" / "homework.ipynb")
+    with pytest.raises(GraderError, match=r"has 2 row\(s\)"):
+        _run(folder, out, released)
+    assert graded == []
+    merged = _run(folder, out, released, merge=True)
+    assert sorted(n.key for n in merged.notebooks) == [
+        ("ann", "08_extra"), ("ann", toy.KEY), ("bob", "08_extra"), ("bob", toy.KEY)]
+    assert graded == ["ann", "bob"]
+
+
+def test_merge_writes_the_gradebook_files_and_pages_a_run_would(tmp_path, released, capsys):
+    folder = _unattempted_class(tmp_path / "subs", ["ann", "bob", "cy", "dee"])
+    key = tmp_path / "course.key"
+    parts = [str(tmp_path / f"part{i}") for i in range(2)]
+    for i, part in enumerate(parts):
+        _run(folder, part, released, shard=(i, 2), secret=key)
+    out = tmp_path / "merged"
+    assert main(["merge", *parts, "--out", str(out), "--format", "nbgrader",
+                 "--feedback", "score", "--quiet"]) == 0
+    rows = _csv(out / "nbgrader.csv")
+    assert [(r["assignment"], r["student_id"]) for r in rows] == [
+        (toy.KEY, s) for s in ["ann", "bob", "cy", "dee"]]
+    pages = sorted((out / "feedback").glob("*.md"))
+    assert [p.name for p in pages] == ["ann.md", "bob.md", "cy.md", "dee.md"]
+    assert all(p.read_text().startswith("# Scores for ") for p in pages)
+    assert json.loads((out / "grades.json").read_text().split("\n")[0].split(
+        ', "notebooks": [')[0] + "}")["feedback"] == "score"
+    with pytest.raises(SystemExit) as exit_:
+        main(["merge", *parts, "--out", str(tmp_path / "m2"), "--format", "canvas"])
+    assert exit_.value.code == 2 and "--format canvas needs --roster" in capsys.readouterr().err
+    assert not (tmp_path / "m2").exists()      # refused before anything was written
+
+
+def test_rows_are_read_lazily_and_written_back_byte_for_byte(tmp_path):
+    """Each notebook's line of grades.json is read without its exercises (parsed when used),
+    and written back as the same line; exercises.csv rows of students not regraded are
+    copied as text, even with messages that hold line breaks, quotes and lines that look like
+    another student's row."""
+    sys.path.insert(0, str(FIXTURES.parents[3]))
+    from bench.grading_report import gradebook
+
+    from minigrad.course.grading.report import write_report
+    book = gradebook(4)
+    tricky = 'line one\nstudent00002,01_from_scalars_to_tensors,1.1,"forged",1\n"quoted", end'
+    for n in book.notebooks:
+        n.exercises[1].message = tricky
+    write_report(book, tmp_path / "report")
+    again = read_gradebook(tmp_path / "report")
+    assert all("exercises" not in vars(n) for n in again.notebooks)       # not parsed yet
+    assert again.notebooks[5].exercises[1].message == tricky              # parsed when used
+    assert again.to_dict() == book.to_dict()
+    mine = [n for n in gradebook(4).notebooks if n.student == "student00001"]
+    for n in mine:
+        n.graded_at = "2026-12-02T09:00:00+00:00"
+    merged = again.merged(type(book)(lessons=book.lessons, notebooks=mine), ["student00001"])
+    before = (tmp_path / "report" / "grades.json").read_text().split("\n")
+    write_report(merged, tmp_path / "report", changed=["student00001"])
+    write_report(merged, tmp_path / "fresh")
+    assert _snapshot(tmp_path / "report") == _snapshot(tmp_path / "fresh")
+    after = (tmp_path / "report" / "grades.json").read_text().split("\n")
+    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(before) == len(after) and all(
+        '"student": "student00001"' in after[i] for i in changed[1:]), changed  # [0]: the head
+    # a report of the layout before (exercises amid the fields) is read whole, as it was
+    path = tmp_path / "fresh" / "grades.json"
+    lines = path.read_text().split("\n")
+    for i in range(1, len(lines) - 2):
+        data = json.loads(lines[i].strip().removesuffix(","))
+        moved = {**{k: data[k] for k in list(data)[:7]}, "exercises": data.pop("exercises"),
+                 **data}
+        lines[i] = "  " + json.dumps(moved, ensure_ascii=False) + ("," if i < len(lines) - 3
+                                                                    else "")
+    path.write_text("\n".join(lines))
+    assert read_gradebook(tmp_path / "fresh").to_dict() == merged.to_dict()
+    state, _, count = Journal(tmp_path / "report").state()
+    assert (state, count) == ("none", 0)
