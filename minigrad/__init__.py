@@ -13,15 +13,18 @@ array-api-compat; never ``minigrad.export`` or ``minigrad.course``, which sit on
 """
 from .broadcast import unbroadcast
 from .gradcheck import gradcheck
-from .tensor import (Tensor, concatenate, enable_grad, exp, is_grad_enabled, leaky_relu, log,
-                     matmul, maximum, minimum, no_grad, op, relu, sigmoid, sqrt, stack, tanh,
-                     tensor, where)
-from .tensor import (AxisError, abs, argmax, argmin, cat, ceil, clamp, clip, cos,  # noqa: A004
-                     cumsum, expm1, flatten, floor, gather, isinf, isnan, log1p, logsumexp,
-                     masked_fill, permute, prod, round, rsqrt, sign, sin, squeeze, std, tan,
-                     transpose, tril, triu, unsqueeze, var)
-from .creation import (arange, eye, full, full_like, ones, ones_like, rand, randn, zeros,
-                       zeros_like)
+from .tensor import (Tensor, enable_grad, exp, is_grad_enabled, log, matmul, no_grad, op, relu,
+                     tanh, transpose)
+from .axes import AxisError
+from .elementwise import (abs, ceil, clamp, clip, cos, expm1, floor, leaky_relu,  # noqa: A004
+                          log1p, maximum, minimum, round, rsqrt, sigmoid, sign, sin, sqrt, tan,
+                          where)
+from .comparisons import isinf, isnan
+from .reductions import argmax, argmin, cumsum, logsumexp, prod, std, var
+from .reshaping import cat, concatenate, flatten, permute, squeeze, stack, unsqueeze
+from .selection import gather, masked_fill, tril, triu
+from .creation import (arange, eye, full, full_like, ones, ones_like, rand, randn, tensor,
+                       zeros, zeros_like)
 from .shape_ops import (all, any, chunk, einsum, flip, norm, repeat, sort,  # noqa: A004
                         split)
 from . import functional, nn, optim, utils

@@ -420,7 +420,7 @@ def _avg_pool(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int],
 def _grouped_conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, int],
                     padding: tuple[int, int], dilation: tuple[int, int], groups: int) -> Tensor:
     """conv2d with ``groups`` > 1: one ordinary convolution per group, joined on channels."""
-    from .tensor import concatenate
+    from .reshaping import concatenate
 
     if x.ndim != 4 or weight.ndim != 4:
         raise ValueError(f"conv2d: expected x (N, C, H, W) and weight (C_out, C_in / groups, kh, "

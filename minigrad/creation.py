@@ -1,9 +1,9 @@
-"""Making tensors from nothing: ``zeros``, ``ones``, ``full``, ``arange``, ``eye``, ``rand``,
-``randn`` and the ``*_like`` forms, as in PyTorch.
+"""Making tensors: ``tensor`` from data, and from nothing ``zeros``, ``ones``, ``full``,
+``arange``, ``eye``, ``rand``, ``randn`` and the ``*_like`` forms, as in PyTorch.
 
-Every function takes ``dtype`` (float64 by default, NumPy's default float, kept on purpose: the
-course compares numbers exactly), ``device`` (``"cpu"`` or ``"cuda[:N]"``) and
-``requires_grad``. Random values come from a NumPy ``Generator``: pass ``generator=`` a seed or
+Every function of the second kind takes ``dtype`` (float64 by default, NumPy's default float,
+kept on purpose: the course compares numbers exactly), ``device`` (``"cpu"`` or ``"cuda[:N]"``)
+and ``requires_grad``. Random values come from a NumPy ``Generator``: pass ``generator=`` a seed or
 a Generator, and the same seed gives the same numbers on every device (they are drawn on the
 CPU in float64, then converted and moved).
 """
@@ -16,8 +16,20 @@ from typing import Any
 from . import backend
 from .tensor import Tensor
 
-__all__ = ["zeros", "ones", "full", "arange", "eye", "rand", "randn",
+__all__ = ["tensor", "zeros", "ones", "full", "arange", "eye", "rand", "randn",
            "zeros_like", "ones_like", "full_like"]
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None,
+           device: str | None = None) -> Tensor:
+    """Make a tensor, as ``torch.tensor``: ``tensor([1.0, 2.0], requires_grad=True)``.
+
+    ``data`` is a number, a nested list of numbers or an array. Python floats give float64
+    (NumPy's default, kept on purpose), ints give int64; strings, ``None`` and other objects
+    are refused.
+    """
+    t = Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    return t.to(device) if device is not None else t
 
 
 def _size(size: tuple[Any, ...], name: str) -> tuple[int, ...]:

@@ -25,8 +25,9 @@ from .random_ops import dropout
 from .shape_ops import pad
 from .attention import causal_mask, scaled_dot_product_attention  # issue 30
 from .broadcast import broadcast_shapes
-from .tensor import (Tensor, _axis_index, _host_values, _tensor_arg, gradient_product, leaky_relu,
-                     op, relu, sigmoid, tanh, where)
+from .elementwise import leaky_relu, sigmoid, where
+from .axes import _axis_index
+from .tensor import Tensor, _host_values, _tensor_arg, gradient_product, op, relu, tanh
 
 __all__ = ["log_softmax", "softmax", "cross_entropy", "nll_loss", "mse_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot",

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tensor import Tensor, _tensor_arg, where
+from .elementwise import where
+from .tensor import Tensor, _tensor_arg
 
 __all__ = ["l1_loss", "huber_loss", "smooth_l1_loss"]
 

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Sequence
 
 from .backend import Array, asarray, is_floating, take
-from .tensor import Tensor, _axes, _axis_index, _reduce_args, _tensor_arg, op
+from .axes import _axes, _axis_index, _reduce_args
+from .tensor import Tensor, _tensor_arg, op
 
 __all__ = ["split", "chunk", "repeat", "flip", "sort", "norm", "any", "all", "einsum", "pad",
            "SortResult"]

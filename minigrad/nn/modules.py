@@ -26,7 +26,9 @@ from typing import Any, Iterator, NamedTuple
 from .. import backend
 from .._utils import pair
 from .. import functional as F
-from ..tensor import Tensor, _tensor_arg, flatten, leaky_relu, op, relu, sigmoid, tanh
+from ..elementwise import leaky_relu, sigmoid
+from ..reshaping import flatten
+from ..tensor import Tensor, _tensor_arg, op, relu, tanh
 
 __all__ = [
     "Parameter", "Module", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "Sequential",

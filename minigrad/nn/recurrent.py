@@ -50,7 +50,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..random_ops import dropout as _dropout
-from ..tensor import Tensor, cat, stack
+from ..reshaping import cat, stack
+from ..tensor import Tensor
 from .modules import Module, _generator, _uniform_parameter
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"]

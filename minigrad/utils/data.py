@@ -19,7 +19,8 @@ import numbers
 from typing import Any, Callable, Iterator, Sequence
 
 from .. import backend
-from ..tensor import Tensor, stack
+from ..reshaping import stack
+from ..tensor import Tensor
 
 __all__ = ["Dataset", "TensorDataset", "DataLoader", "default_collate"]
 
