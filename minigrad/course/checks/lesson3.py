@@ -467,61 +467,67 @@ def _linear_probe(rng: np.random.Generator | None) -> dict[str, Any]:
             "G": rng.normal(size=(batch, m_out)).round(2), "seed": int(rng.integers(2**31))}
 
 
+def _linear_made(Linear: type, Parameter: type, n_in: int, n_out: int, seed: int) -> Any:
+    """3.3, run: ``Linear(n_in, n_out, rng=default_rng(seed))``, its weight and bias checked to
+    be Parameters."""
+    check, case = _CHECK_33, f"Linear({n_in}, {n_out}, rng=default_rng({seed}))"
+    with student_code(f"{check}, case '{case}'", "Linear"):
+        layer = Linear(n_in, n_out, rng=np.random.default_rng(seed))
+    for name in ("weight", "bias"):
+        p = getattr(layer, name, None)
+        if p is None:
+            raise mismatch(check, f"Linear({n_in}, {n_out})", f"an attribute self.{name}",
+                           "none", f"store the {name} as self.{name} (PyTorch's names)")
+        if not isinstance(p, Parameter):
+            raise mismatch(check, f"Linear({n_in}, {n_out})", f"self.{name} a Parameter",
+                           type(p).__name__, "wrap the initial values in Parameter(...) so "
+                           "parameters() finds them and they get a gradient")
+    return layer
+
+
+def _linear_forward(layer: Any, x: Tensor, case: str) -> Any:
+    """3.3, run: the layer's output for ``x``, which must be a Tensor."""
+    check = _CHECK_33
+    with student_code(f"{check}, case '{case}'", "Linear.forward"):
+        try:
+            y = layer(x)
+        except ValueError as e:
+            if "matmul" not in str(e):
+                raise
+            raise mismatch(check, case, f"x of shape {x.shape} @ W.T of shape "
+                           f"{tuple(layer.weight.shape[::-1])}", f"ValueError: {e}",
+                           "the weight has shape (out, in) and x has shape (N, in): multiply "
+                           "by the transpose, x @ self.weight.T") from e
+    if not isinstance(y, Tensor):
+        raise mismatch(check, case, "a Tensor", type(y).__name__,
+                       "compute with the Tensors (x @ self.weight.T + self.bias), not their "
+                       ".data arrays, so that the graph is recorded")
+    return y
+
+
 def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[str, Any]:
     """3.3, run: initialise layers; run the forward and backward passes with the probe's
     weights; send back the initial weights, the outputs, the gradients and finite
     differences of the student's own forward."""
-    check = _CHECK_33
-    _refuse_minigrad(Linear, "Linear", check)
-    _refuse_minigrad(Parameter, "Parameter", check)
+    _refuse_minigrad(Linear, "Linear", _CHECK_33)
+    _refuse_minigrad(Parameter, "Parameter", _CHECK_33)
     Linear, Parameter = _with_working_parameter(Linear, Parameter)
-
-    def make(n_in: int, n_out: int, seed: int) -> Any:
-        case = f"Linear({n_in}, {n_out}, rng=default_rng({seed}))"
-        with student_code(f"{check}, case '{case}'", "Linear"):
-            layer = Linear(n_in, n_out, rng=np.random.default_rng(seed))
-        for name in ("weight", "bias"):
-            p = getattr(layer, name, None)
-            if p is None:
-                raise mismatch(check, f"Linear({n_in}, {n_out})", f"an attribute self.{name}",
-                               "none", f"store the {name} as self.{name} (PyTorch's names)")
-            if not isinstance(p, Parameter):
-                raise mismatch(check, f"Linear({n_in}, {n_out})", f"self.{name} a Parameter",
-                               type(p).__name__, "wrap the initial values in Parameter(...) so "
-                               "parameters() finds them and they get a gradient")
-        return layer
-
-    def forward(layer: Any, x: Tensor, case: str) -> Any:
-        with student_code(f"{check}, case '{case}'", "Linear.forward"):
-            try:
-                y = layer(x)
-            except ValueError as e:
-                if "matmul" not in str(e):
-                    raise
-                raise mismatch(check, case, f"x of shape {x.shape} @ W.T of shape "
-                               f"{tuple(layer.weight.shape[::-1])}", f"ValueError: {e}",
-                               "the weight has shape (out, in) and x has shape (N, in): multiply "
-                               "by the transpose, x @ self.weight.T") from e
-        if not isinstance(y, Tensor):
-            raise mismatch(check, case, "a Tensor", type(y).__name__,
-                           "compute with the Tensors (x @ self.weight.T + self.bias), not their "
-                           ".data arrays, so that the graph is recorded")
-        return y
-
     init = probes["init"]
-    layers = [make(init["in"], init["out"], init["seed"]) for _ in range(2)]  # the same seed
+    layers = [_linear_made(Linear, Parameter, init["in"], init["out"], init["seed"])
+              for _ in range(2)]  # the same seed
     sent: dict[str, Any] = {"weight": _array(layers[0].weight), "bias": _array(layers[0].bias),
                             "weight again": _array(layers[1].weight)}
     W, b, x, G = (np.array(probes[k], dtype=float) for k in ("W", "b", "x", "G"))
-    layer = make(W.shape[1], W.shape[0], probes["seed"])
+    layer = _linear_made(Linear, Parameter, W.shape[1], W.shape[0], probes["seed"])
     sent["shapes"] = {name: [int(n) for n in getattr(layer, name).shape]
                       for name in ("weight", "bias")}
     if sent["shapes"] != {"weight": list(W.shape), "bias": list(b.shape)}:
         return sent           # the probe's weights do not fit this layer: the judge says why
     layer.weight.data, layer.bias.data = W.copy(), b.copy()
     xt = Tensor(x.copy(), requires_grad=True)
-    y = forward(layer, xt, f"forward of a batch of {len(x)} inputs with {W.shape[1]} features")
-    one = forward(layer, Tensor(x[:1].copy()), "forward of a batch of one")
+    y = _linear_forward(layer, xt, f"forward of a batch of {len(x)} inputs with {W.shape[1]} "
+                                   "features")
+    one = _linear_forward(layer, Tensor(x[:1].copy()), "forward of a batch of one")
     fits = y.shape == G.shape            # else the judge stops at the shape of y
     if fits and y.requires_grad:
         (y * Tensor(G.copy())).sum().backward()
@@ -529,7 +535,7 @@ def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[s
 
     def loss(_: np.ndarray) -> float:   # the student's forward, at the weights as they are
         with no_grad():
-            return float((_array(forward(layer, Tensor(x.copy()), "finite differences"))
+            return float((_array(_linear_forward(layer, Tensor(x.copy()), "finite differences"))
                           * G).sum())
 
     numeric = {name: numerical_gradient(loss, getattr(layer, name).data) if fits else None
@@ -726,70 +732,80 @@ def _sgd_probe(rng: np.random.Generator | None) -> dict[str, Any]:
             "lr twice": round(float(rng.uniform(0.05, 0.9)), 2)}
 
 
+def _sgd_parameter(Parameter: type, data: Any) -> Tensor:
+    """A Parameter of ``data``; a plain tensor that requires grad while 3.1 is not done."""
+    try:
+        p = Parameter(np.array(data, dtype=float))
+        if isinstance(p, Tensor) and p.requires_grad:
+            return p
+    except Exception:  # noqa: BLE001 - exercise 3.1 not done: a plain tensor stands in
+        pass
+    return Tensor(np.array(data, dtype=float), requires_grad=True)
+
+
+def _sgd_step(opt: Any, case: str) -> None:
+    """``opt.step()``, a TypeError about None explained."""
+    with student_code(f"{_CHECK_35}, case '{case}'", "SGD.step"):
+        try:
+            opt.step()
+        except TypeError as e:
+            if "NoneType" in str(e):
+                raise mismatch(_CHECK_35, "a parameter whose grad is None", "it is skipped",
+                               f"TypeError: {e}", "skip parameters whose .grad is None "
+                               "(frozen, or not used by this loss)") from e
+            raise
+
+
+def _sgd_one_step(SGD: type, params: tuple[Tensor, Tensor, Tensor], lr: float, case: str
+                  ) -> None:
+    """3.5, run: one step on ``params``, and what only this process can see of it."""
+    check, (w, b, frozen) = _CHECK_35, params
+    with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
+        opt = SGD([w, b, frozen], lr=lr)
+    with _recorded_ops() as recorded:
+        _sgd_step(opt, case)
+    if recorded:
+        raise mismatch(check, case, "no operation recorded into the graph",
+                       f"step() recorded {len(recorded)} operation(s): {', '.join(recorded)}",
+                       "an update written with Tensor arithmetic is recorded like any forward "
+                       "operation; run it under `with no_grad():` (or decorate step with "
+                       "@no_grad()), or compute on the arrays p.data and p.grad")
+    if any(not isinstance(p.data, np.ndarray) for p in (w, b)):
+        raise mismatch(check, case, "p.data an array", type(w.data).__name__,
+                       "assign an array to p.data (p.data - lr * p.grad), not a Tensor")
+    kept = list(getattr(opt, "params", [w, b, frozen]))
+    if len(kept) != 3 or any(p is not q for p, q in zip(kept, (w, b, frozen))):
+        raise mismatch(check, case, "opt.params to hold the very Parameters it was given",
+                       "other objects", "update each parameter in place (p.data = ...); "
+                       "replacing it with a new tensor means the model never sees the update")
+    if not (w.is_leaf and w.requires_grad and isinstance(w, Tensor)):
+        raise mismatch(check, case, "w still a leaf that requires grad", repr(w),
+                       "update p.data; do not turn the parameter into an operation's output")
+
+
 def _sgd_run(probes: dict[str, Any], SGD: type, Parameter: type) -> dict[str, Any]:
     """3.5, run: one step for each learning rate, two steps on parameters given as a
     generator, then zero_grad(); the parameters' values (and gradients) after each go back."""
     check = _CHECK_35
     _refuse_minigrad(SGD, "SGD", check)
     _refuse_minigrad(Parameter, "Parameter", check)
-
-    def make(data: Any) -> Tensor:
-        try:
-            p = Parameter(np.array(data, dtype=float))
-            if isinstance(p, Tensor) and p.requires_grad:
-                return p
-        except Exception:  # noqa: BLE001 - exercise 3.1 not done: a plain tensor stands in
-            pass
-        return Tensor(np.array(data, dtype=float), requires_grad=True)
-
-    def step(opt: Any, case: str) -> None:
-        with student_code(f"{check}, case '{case}'", "SGD.step"):
-            try:
-                opt.step()
-            except TypeError as e:
-                if "NoneType" in str(e):
-                    raise mismatch(check, "a parameter whose grad is None", "it is skipped",
-                                   f"TypeError: {e}", "skip parameters whose .grad is None "
-                                   "(frozen, or not used by this loss)") from e
-                raise
-
     w0, b0, gw, gb = (np.array(probes[k], dtype=float) for k in ("w", "b", "gw", "gb"))
     steps = []
     for lr in probes["lrs"]:
-        w, b, frozen = make(w0), make(b0), make(probes["frozen"])
+        w, b, frozen = (_sgd_parameter(Parameter, v) for v in (w0, b0, probes["frozen"]))
         w.grad, b.grad = gw.copy(), gb.copy()   # frozen has no gradient: it must not move
-        case = f"one step with lr={lr}, w = {_fmt(w0)}, grad = {_fmt(gw)}"
-        with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
-            opt = SGD([w, b, frozen], lr=lr)
-        with _recorded_ops() as recorded:
-            step(opt, case)
-        if recorded:
-            raise mismatch(check, case, "no operation recorded into the graph",
-                           f"step() recorded {len(recorded)} operation(s): {', '.join(recorded)}",
-                           "an update written with Tensor arithmetic is recorded like any forward "
-                           "operation; run it under `with no_grad():` (or decorate step with "
-                           "@no_grad()), or compute on the arrays p.data and p.grad")
-        if any(not isinstance(p.data, np.ndarray) for p in (w, b)):
-            raise mismatch(check, case, "p.data an array", type(w.data).__name__,
-                           "assign an array to p.data (p.data - lr * p.grad), not a Tensor")
-        params = list(getattr(opt, "params", [w, b, frozen]))
-        if len(params) != 3 or any(p is not q for p, q in zip(params, (w, b, frozen))):
-            raise mismatch(check, case, "opt.params to hold the very Parameters it was given",
-                           "other objects", "update each parameter in place (p.data = ...); "
-                           "replacing it with a new tensor means the model never sees the update")
-        if not (w.is_leaf and w.requires_grad and isinstance(w, Tensor)):
-            raise mismatch(check, case, "w still a leaf that requires grad", repr(w),
-                           "update p.data; do not turn the parameter into an operation's output")
+        _sgd_one_step(SGD, (w, b, frozen), lr, f"one step with lr={lr}, w = {_fmt(w0)}, "
+                                               f"grad = {_fmt(gw)}")
         steps.append({"w": _array(w), "b": _array(b), "frozen": _array(frozen)})
 
     # A second step uses the parameters as they are after the first.
-    w, b = make(w0), make(b0)
+    w, b = _sgd_parameter(Parameter, w0), _sgd_parameter(Parameter, b0)
     case = f"two steps with lr={probes['lr twice']}, parameters given as a generator"
     with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
         opt = SGD((p for p in [w, b]), lr=probes["lr twice"])  # as model.parameters() may be
     for _ in range(2):
         w.grad, b.grad = gw.copy(), gb.copy()
-        step(opt, case)
+        _sgd_step(opt, case)
     twice = _array(w)
     with student_code(f"{check}, case 'zero_grad()'", "SGD.zero_grad"):
         opt.zero_grad()

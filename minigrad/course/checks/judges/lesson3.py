@@ -179,14 +179,10 @@ def _linear_shapes(check: str, n_in: int, n_out: int, shapes: dict[str, tuple[in
                            f"shape {shape}", f"shape {shapes[name]}", cause)
 
 
-def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
-    """3.3, judge: shapes and initialisation, forward values, gradients by hand and by finite
-    differences."""
-    check = _CHECK_33
+def _linear_init_judge(check: str, probes: dict[str, Any], outputs: Any) -> None:
+    """3.3: the shapes and the initialisation of two layers made from the same seed."""
     n_in, n_out = probes["init"]["in"], probes["init"]["out"]
     got = {name: _numbers(outputs, check, name) for name in ("weight", "bias", "weight again")}
-
-    # Shapes and initialisation.
     _linear_shapes(check, n_in, n_out, {name: got[name].shape for name in ("weight", "bias")})
     w, bias = got["weight"], got["bias"]
     bound = 1 / np.sqrt(n_in)
@@ -213,8 +209,10 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
                        "the rng you are given (np.random.default_rng(rng)), not from np.random "
                        "directly")
 
-    # Forward values, with the probe's weights put into a layer of their size.
-    W, b, x, G = (np.asarray(probes[k], dtype=float) for k in ("W", "b", "x", "G"))
+
+def _linear_forward_judge(check: str, probes: dict[str, Any], outputs: Any) -> None:
+    """3.3: the forward values, with the probe's weights put into a layer of their size."""
+    W, b, x = (np.asarray(probes[k], dtype=float) for k in ("W", "b", "x"))
     _linear_shapes(check, W.shape[1], W.shape[0], {
         name: _shape_sent(outputs, check, "shapes", name) for name in ("weight", "bias")})
     expected = x @ W.T + b
@@ -234,34 +232,50 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
         raise mismatch(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(one),
                        "the layer must work for any batch size N: (N, in) -> (N, out)")
 
-    # Gradients: hand formulas, then finite differences of the student's own forward.
+
+_LINEAR_CAUSES = {
+    "weight": "the weight must take part in the forward as a Tensor (self.weight, not "
+              "self.weight.data)",
+    "bias": "the bias must be added as a Tensor (self.bias, not self.bias.data), or its "
+            "gradient never arrives",
+    "input x": "the input must flow through Tensor operations (x @ ...), not x.data, or the "
+               "layers below this one get no gradient"}
+
+
+def _linear_gradients_judge(check: str, probes: dict[str, Any], outputs: Any) -> None:
+    """3.3: the gradients, against the hand formulas and finite differences of the student's
+    own forward."""
+    W, x, G = (np.asarray(probes[k], dtype=float) for k in ("W", "x", "G"))
     hand = {"weight": G.T @ x, "bias": G.sum(axis=0), "input x": G @ W}
-    causes = {"weight": "the weight must take part in the forward as a Tensor "
-                        "(self.weight, not self.weight.data)",
-              "bias": "the bias must be added as a Tensor (self.bias, not self.bias.data), or "
-                      "its gradient never arrives",
-              "input x": "the input must flow through Tensor operations (x @ ...), not x.data, or "
-                         "the layers below this one get no gradient"}
     grads = {name: _numbers_or_none(outputs, check, "grads", name) for name in hand}
     checked: dict[str, np.ndarray] = {}
     for name, g in grads.items():
         if g is None:
             raise mismatch(check, f"gradient of {name} after backward", _fmt(hand[name]),
-                           "None (no gradient arrived)", causes[name])
+                           "None (no gradient arrived)", _LINEAR_CAUSES[name])
         if g.shape != hand[name].shape or not np.allclose(g, hand[name], atol=1e-10):
             raise mismatch(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
-                           f"{_fmt(hand[name])} (by hand)", _fmt(g), causes[name])
+                           f"{_fmt(hand[name])} (by hand)", _fmt(g), _LINEAR_CAUSES[name])
         checked[name] = g
     for name in ("weight", "bias"):
         numeric = _numbers(outputs, check, "numeric", name)
         if numeric.shape != hand[name].shape or not np.allclose(checked[name], numeric,
                                                                 atol=1e-6):
             raise mismatch(check, f"gradient of {name} against finite differences",
-                           _fmt(numeric), _fmt(checked[name]), causes[name])
+                           _fmt(numeric), _fmt(checked[name]), _LINEAR_CAUSES[name])
+
+
+def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
+    """3.3, judge: shapes and initialisation, forward values, gradients by hand and by finite
+    differences."""
+    check = _CHECK_33
+    _linear_init_judge(check, probes, outputs)
+    _linear_forward_judge(check, probes, outputs)
+    _linear_gradients_judge(check, probes, outputs)
     return ("check 3.3: weight (out, in) and bias (out,) are Parameters drawn from "
             "U(-1/sqrt(in), 1/sqrt(in)) with the given rng; the forward x @ W.T + b matches "
-            f"NumPy for batches of {len(x)} and 1; the gradients of weight, bias and input match "
-            "the hand formulas G.T @ x, G.sum(0), G @ W and finite differences.")
+            f"NumPy for batches of {len(probes['x'])} and 1; the gradients of weight, bias and "
+            "input match the hand formulas G.T @ x, G.sum(0), G @ W and finite differences.")
 
 
 def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
