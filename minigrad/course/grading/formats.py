@@ -46,8 +46,10 @@ NBGRADER_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_na
                     "max_score"]
 #: The student columns of Canvas's gradebook import, in Canvas's order.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-#: The worksheet columns the Moodle import reads (the others are kept as they are).
-MOODLE_REQUIRED = ("Identifier", "Grade")
+#: The worksheet columns Moodle's *Upload grading worksheet* needs: without any of them it
+#: refuses the file (assignfeedback_offline's importgradeslib.php, ``init()``); the others are
+#: kept as they are.
+MOODLE_REQUIRED = ("Identifier", "Grade", "Last modified (grade)")
 
 _ASSIGNMENT = re.compile(r"^(?P<name>.*\S)\s*\((?P<id>\d+)\)\s*$")
 _PARTICIPANT = re.compile(r"_(?P<pid>\d+)_assignsubmission_")
@@ -92,6 +94,9 @@ def canvas_rows(book: Gradebook, export: str | os.PathLike[str],
                 assignment_ids: dict[int, str] | None = None) -> list[list[str]]:
     """The rows of Canvas's gradebook import for ``book``, joined with the Canvas ``export``.
 
+    A student of the export with nothing handed in for a lesson keeps the export's own cell
+    for it (Canvas's importer counts a blank cell over an existing grade as a change).
+
     Raises
     ------
     FormatError
@@ -106,28 +111,11 @@ def canvas_rows(book: Gradebook, export: str | os.PathLike[str],
                           f"(Grades > Export); {export} lacks the column(s) {missing}; got the "
                           f"columns {header[:8]}")
     columns = {c: header.index(c) for c in CANVAS_COLUMNS if c in header}
-    assignments = [(m["name"], m["id"]) for h in header if (m := _ASSIGNMENT.match(h))]
-    given = assignment_ids or {}
-    headings = []
-    for key in book.lesson_keys():
-        lesson = book.lesson(key)
-        if lesson.number in given:
-            wanted = given[lesson.number]
-            named = [f"{n} ({i})" for n, i in assignments if i == wanted]
-            headings.append(named[0] if named else f"Lesson {lesson.number} ({wanted})")
-            continue
-        fits = [f"{n} ({i})" for n, i in assignments if _first_number(n) == lesson.number]
-        if len(fits) != 1:
-            found = "none" if not fits else ", ".join(fits)
-            raise FormatError(
-                f"--format canvas: lesson {lesson.number} ({key}) needs one assignment column "
-                f"of {Path(export).name} whose name starts with {lesson.number}; found {found}; "
-                f"give it as --canvas-assignment {lesson.number}=ASSIGNMENT_ID")
-        headings.append(fits[0])
+    headings = _canvas_headings(book, header, Path(export).name, assignment_ids or {})
     from .roster import read_roster   # the same students, named as the grader named them
     enrolled = {s.canvas_id: s for s in read_roster(export).students if s.canvas_id}
     mine = book.by_student()
-    out = [CANVAS_COLUMNS + headings,
+    out = [CANVAS_COLUMNS + [heading for heading, _ in headings],
            ["Points Possible", "", "", "", ""]
            + [_num(book.lesson(key).max_points) for key in book.lesson_keys()]]
     for row in rows[1:]:
@@ -136,11 +124,37 @@ def canvas_rows(book: Gradebook, export: str | os.PathLike[str],
             continue      # the Points Possible row, Canvas's test student, blank lines
         student = enrolled[cells["ID"]].key
         scores = []
-        for key in book.lesson_keys():
+        for key, (_, at) in zip(book.lesson_keys(), headings):
             best = book.best(student, key, mine.get(student, []))
-            scores.append(_num(best.score) if best is not None else "")
+            kept = row[at].strip() if at is not None and at < len(row) else ""
+            scores.append(_num(best.score) if best is not None else kept)
         out.append([cells.get(c, "") for c in CANVAS_COLUMNS] + scores)
     return out
+
+
+def _canvas_headings(book: Gradebook, header: list[str], name: str, given: dict[int, str]
+                     ) -> list[tuple[str, int | None]]:
+    """Each lesson's assignment column, ``(heading, its index in the export or None)``."""
+    assignments = [(m["name"], m["id"], i) for i, h in enumerate(header)
+                   if (m := _ASSIGNMENT.match(h))]
+    headings: list[tuple[str, int | None]] = []
+    for key in book.lesson_keys():
+        lesson = book.lesson(key)
+        if lesson.number in given:
+            wanted = given[lesson.number]
+            named = [(f"{n} ({i})", at) for n, i, at in assignments if i == wanted]
+            headings.append(named[0] if named else (f"Lesson {lesson.number} ({wanted})", None))
+            continue
+        fits = [(f"{n} ({i})", at) for n, i, at in assignments
+                if _first_number(n) == lesson.number]
+        if len(fits) != 1:
+            found = "none" if not fits else ", ".join(f for f, _ in fits)
+            raise FormatError(
+                f"--format canvas: lesson {lesson.number} ({key}) needs one assignment column "
+                f"of {name} whose name starts with {lesson.number}; found {found}; "
+                f"give it as --canvas-assignment {lesson.number}=ASSIGNMENT_ID")
+        headings.append(fits[0])
+    return headings
 
 
 def nbgrader_rows(book: Gradebook) -> list[list[str]]:
@@ -194,8 +208,9 @@ def moodle_rows(book: Gradebook, worksheet: str | os.PathLike[str], lesson: int 
     Raises
     ------
     FormatError
-        When the worksheet lacks the ``Identifier`` or ``Grade`` column, or the lesson is
-        unknown or not given where several were graded.
+        When the worksheet lacks a column Moodle's upload needs (``Identifier``, ``Grade``,
+        ``Last modified (grade)``), or the lesson is unknown or not given where several were
+        graded.
     """
     rows = _read_csv(worksheet, "--moodle-worksheet")
     header = rows[0]
@@ -204,29 +219,8 @@ def moodle_rows(book: Gradebook, worksheet: str | os.PathLike[str], lesson: int 
         raise FormatError(f"--moodle-worksheet {worksheet}: expected Moodle's grading worksheet "
                           f"(Assignment > View all submissions > Download grading worksheet) "
                           f"with the columns {list(MOODLE_REQUIRED)}; it lacks {missing}")
-    keys = book.lesson_keys()
-    numbers = {book.lesson(k).number: k for k in keys}
-    if lesson is None:
-        if len(keys) != 1:
-            raise FormatError(f"--moodle-worksheet {worksheet}: {len(keys)} lessons were graded; "
-                              f"say which this assignment is, as LESSON=FILE (lessons "
-                              f"{sorted(numbers)})")
-        key = keys[0]
-    elif lesson in numbers:
-        key = numbers[lesson]
-    else:
-        raise FormatError(f"--moodle-worksheet {lesson}=...: no notebook was graded as lesson "
-                          f"{lesson}; graded: {sorted(numbers)}")
-    notebooks = [n for n in book.notebooks if n.lesson == key]
-    by_pid: dict[str, list[NotebookGrade]] = {}
-    by_name: dict[str, list[NotebookGrade]] = {}
-    for n in notebooks:
-        if (pid := _participant(n.path)):
-            by_pid.setdefault(pid, []).append(n)
-        by_name.setdefault(_fold(n.student), []).append(n)
-        name = book.people.get(n.student, {}).get("name")
-        if name and _fold(name) != _fold(n.student):
-            by_name.setdefault(_fold(name), []).append(n)
+    key = _moodle_lesson(book, worksheet, lesson)
+    by_pid, by_name = _moodle_index(book, key)
     ident, grade = header.index("Identifier"), header.index("Grade")
     name_col = header.index("Full name") if "Full name" in header else None
     comments = header.index("Feedback comments") if "Feedback comments" in header else None
@@ -251,7 +245,40 @@ def moodle_rows(book: Gradebook, worksheet: str | os.PathLike[str], lesson: int 
     return MoodleSheet(out, filled, unmatched)
 
 
-def _comment(notebook, policy: str) -> str:  # type: ignore[no-untyped-def]
+def _moodle_lesson(book: Gradebook, worksheet: str | os.PathLike[str], lesson: int | None
+                   ) -> str:
+    """The key of the lesson a worksheet is for: ``lesson``, or the one lesson graded."""
+    keys = book.lesson_keys()
+    numbers = {book.lesson(k).number: k for k in keys}
+    if lesson is None:
+        if len(keys) != 1:
+            raise FormatError(f"--moodle-worksheet {worksheet}: {len(keys)} lessons were graded; "
+                              f"say which this assignment is, as LESSON=FILE (lessons "
+                              f"{sorted(numbers)})")
+        return keys[0]
+    if lesson not in numbers:
+        raise FormatError(f"--moodle-worksheet {lesson}=...: no notebook was graded as lesson "
+                          f"{lesson}; graded: {sorted(numbers)}")
+    return numbers[lesson]
+
+
+def _moodle_index(book: Gradebook, key: str
+                  ) -> tuple[dict[str, list[NotebookGrade]], dict[str, list[NotebookGrade]]]:
+    """The lesson's notebooks by Moodle participant id (from their file names) and by full
+    name (the student's, and the roster's name for them)."""
+    by_pid: dict[str, list[NotebookGrade]] = {}
+    by_name: dict[str, list[NotebookGrade]] = {}
+    for n in (n for n in book.notebooks if n.lesson == key):
+        if (pid := _participant(n.path)):
+            by_pid.setdefault(pid, []).append(n)
+        by_name.setdefault(_fold(n.student), []).append(n)
+        name = book.people.get(n.student, {}).get("name")
+        if name and _fold(name) != _fold(n.student):
+            by_name.setdefault(_fold(name), []).append(n)
+    return by_pid, by_name
+
+
+def _comment(notebook: NotebookGrade, policy: str) -> str:
     """The feedback comment of one notebook, as HTML (Moodle's comments are HTML)."""
     lines = [f"{_num(notebook.score)} / {_num(notebook.max_score)} points"]
     for e in notebook.exercises:

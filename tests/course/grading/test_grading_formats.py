@@ -12,6 +12,20 @@ The layouts are written out here as the systems document them:
   changed, Last modified (submission), Online text, Last modified (grade), Feedback comments``;
   *Upload grading worksheet* reads ``Identifier`` (``Participant N``), ``Grade``, ``Last
   modified (grade)`` and the feedback columns by their headers.
+  Checked against Canvas's own importer (instructure/canvas-lms, app/models/
+  gradebook_importer.rb, GradebookImporter): the header must start ``Student``, ``ID``, then
+  ``SIS User ID``, ``SIS Login ID`` with ``Section`` the last student column; a row whose first
+  cell matches ``/Points Possible/`` gives the points; the student is matched by the second
+  column (ID), then the SIS ids, then the name; a blank cell over an existing grade counts as
+  a change. Column list also in OSU's "Import a CSV file into Carmen grades"
+  (teaching.resources.osu.edu) and nemogb's "Detailed Canvas Export Info"
+  (nemogb-dev.github.io), which show the ``Quiz 1 (87568490)`` headings.
+* Moodle's importer (moodle/moodle, mod/assign/feedback/offline/importgradeslib.php,
+  ``init()``) refuses a worksheet unless it finds ``Identifier``, ``Grade`` and ``Last modified
+  (grade)``; ``next()`` strips the ``Participant `` prefix off the identifier; feedback
+  columns are found by the plugin's name (``Feedback comments``). Its headers are the site
+  language's strings (lang/en: ``Last modified (grade)``), so a worksheet of another language
+  is refused here with the missing names.
 * nbgrader, ``nbgrader export`` (its CsvExportPlugin): ``assignment, duedate, timestamp,
   student_id, last_name, first_name, email, raw_score, late_submission_penalty, score,
   max_score``, one row per assignment and student.
@@ -93,6 +107,18 @@ def test_canvas_import_has_canvas_columns_and_a_points_row(tmp_path):
     # given ids win over the export's names; a lesson's id not among its columns still imports
     rows = canvas_rows(book, tmp_path / "export.csv", {1: "1300", 2: "5555"})
     assert rows[0][5:] == ["Quiz 3 (1300)", "Lesson 2 (5555)"]
+    assert rows[2][5:] == ["10", "5"] and rows[3][5:] == ["4", ""]
+
+
+def test_canvas_keeps_the_exports_grade_where_nothing_was_handed_in(tmp_path):
+    """Canvas's importer (GradebookImporter) takes a blank cell over an existing grade as a
+    change, so a lesson a student handed nothing in for keeps the export's cell."""
+    export = [row[:] for row in CANVAS_EXPORT]
+    export[3][6] = "7"                       # Rick has 7 in Lesson 2 already
+    book = Gradebook(lessons=[L1, L2], notebooks=[
+        _notebook("jdoe", L1, [4, 6]), _notebook("jdoe", L2, [5]), _notebook("rroe", L1, [4, 0])])
+    rows = canvas_rows(book, _write(tmp_path / "export.csv", export))
+    assert rows[3] == ["Roe, Rick", "102", "S0002", "rroe", "Section B", "4", "7"]
 
 
 CANVAS_ERRORS = [  # (the export's header, ids given, the error)
@@ -143,8 +169,14 @@ def test_moodle_worksheet_is_filled_in_and_the_rest_left_as_downloaded(tmp_path)
     with pytest.raises(FormatError, match=r"2 lessons were graded; say which this assignment "
                                           r"is, as LESSON=FILE"):
         moodle_rows(book, worksheet)
-    with pytest.raises(FormatError, match=r"it lacks \['Identifier'\]"):
+    with pytest.raises(FormatError, match=r"it lacks \['Identifier', 'Last modified \(grade\)'\]"):
         moodle_rows(book, _write(tmp_path / "bad.csv", [["Full name", "Grade"]]), 1)
+    # Moodle's upload refuses a worksheet without "Last modified (grade)" (importgradeslib.php
+    # init(): idindex, gradeindex and modifiedindex must all be found), so do we
+    at = sheet[0].index("Last modified (grade)")
+    without = [row[:at] + row[at + 1:] for row in sheet]
+    with pytest.raises(FormatError, match=r"it lacks \['Last modified \(grade\)'\]"):
+        moodle_rows(book, _write(tmp_path / "old.csv", without), 1)
 
 
 def test_command_line_writes_the_formats(tmp_path, capsys):
