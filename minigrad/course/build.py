@@ -22,6 +22,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import nbformat
 
@@ -68,7 +70,7 @@ def twin_paths(root: str | Path | None = None, only: list[str] | None = None) ->
     return paths
 
 
-def _cell_id(cell: dict, seen: set[str]) -> str:
+def _cell_id(cell: dict[str, Any], seen: set[str]) -> str:
     ex, ck = exercise_id(cell), check_id(cell)
     if ex is not None:
         base = "exercise-" + ex.replace(".", "-")
@@ -89,7 +91,7 @@ class MissingPackage(RuntimeError):
     install it."""
 
 
-def _require(module: str, requirement: str):
+def _require(module: str, requirement: str) -> ModuleType:
     """Import ``module``, or raise :class:`MissingPackage` naming it and the install command."""
     import importlib
 
@@ -160,10 +162,10 @@ def _scrub(text: str, pairs: list[tuple[str, str]]) -> str:
     return text
 
 
-def _coalesce_streams(outputs: list) -> list:
+def _coalesce_streams(outputs: list[Any]) -> list[Any]:
     """Join consecutive stdout (or stderr) pieces into one output: how they were flushed
     depends on timing, and should not show up in a diff."""
-    merged: list = []
+    merged: list[Any] = []
     for out in outputs:
         if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
                 and merged[-1].name == out.name):
@@ -275,7 +277,7 @@ def build(root: str | Path | None = None, only: list[str] | None = None,
     return written
 
 
-def _comparable(nb: dict) -> list[tuple]:
+def _comparable(nb: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
     return [(c["cell_type"], c["source"] if isinstance(c["source"], str) else "".join(c["source"]),
              tuple(c.get("metadata", {}).get("tags", []))) for c in nb["cells"]]
 

@@ -23,7 +23,7 @@ This module is standalone: NumPy only, never the engine it checks.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -126,7 +126,7 @@ class MLP:
         E.g. ``[Linear(2, 16, rng), ReLU(), Linear(16, 2, rng)]``.
     """
 
-    def __init__(self, layers: Sequence) -> None:
+    def __init__(self, layers: Sequence[Any]) -> None:
         self.layers = list(layers)
 
     @classmethod
@@ -134,7 +134,7 @@ class MLP:
                    rng: np.random.Generator | int | None = None, dtype: str = "float64") -> "MLP":
         """``from_sizes([2, 16, 16, 2])``: Linear layers with ``activation`` between them."""
         rng = np.random.default_rng(rng)
-        layers: list = []
+        layers: list[Any] = []
         for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
             if i > 0:
                 layers.append(activation())

@@ -20,11 +20,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:  # imported when lesson 1's references are first asked for
+    from .checks.lesson1 import ReferenceTensor
+
 __all__ = ["reference", "yours_or_reference"]
+
+VJP = Callable[[Any], tuple[Any, ...]]  # the output's gradient -> the parents' gradients
 
 
 def yours_or_reference(*exercises: str, **yours: Any) -> SimpleNamespace:
@@ -76,106 +81,97 @@ def _table(lesson: int) -> dict[str, Any]:
 
 
 def _lesson1() -> dict[str, Any]:
+    Tensor = _lesson1_tensor()
+    # Each operation is also a function, add(a, b) as a + b: what exercises 1.4 and 1.5 ask.
+    return {"Tensor": Tensor, "topological_order": topological_order, "backward": backward,
+            "add": Tensor.__add__, "sub": Tensor.__sub__, "mul": Tensor.__mul__,
+            "div": Tensor.__truediv__, "power": Tensor.__pow__, "exp": Tensor.exp,
+            "log": Tensor.log, "tanh": Tensor.tanh, "relu": Tensor.relu}
+
+
+def _lesson1_tensor() -> Any:  # a class made when first asked for (its base is imported then)
+    """Lesson 1's Tensor: the checks' reference Tensor with the operators and backward()."""
     from .checks.lesson1 import ReferenceTensor
 
     class Tensor(ReferenceTensor):
         """Lesson 1's Tensor with every exercise done (the checks' reference Tensor)."""
 
-        def __init__(self, data: Any, parents: tuple = (), vjp: Callable | None = None,
-                     op: str = "") -> None:
+        def __init__(self, data: Any, parents: tuple[ReferenceTensor, ...] = (),
+                     vjp: VJP | None = None, op: str = "") -> None:
             super().__init__(data, parents, vjp)
             self.op = op  # what graph.draw shows
 
         @property
-        def shape(self) -> tuple:
+        def shape(self) -> tuple[int, ...]:
             return self.data.shape
 
         def backward(self) -> None:
             backward(self)
 
-        def __add__(self, other: Tensor) -> Tensor:
-            return add(self, other)
+        def __add__(self, other: ReferenceTensor) -> Tensor:
+            return Tensor(self.data + other.data, (self, other), lambda g: (g, g), "add")
 
-        def __sub__(self, other: Tensor) -> Tensor:
-            return sub(self, other)
+        def __sub__(self, other: ReferenceTensor) -> Tensor:
+            return Tensor(self.data - other.data, (self, other), lambda g: (g, -g), "sub")
 
-        def __mul__(self, other: Tensor) -> Tensor:
-            return mul(self, other)
+        def __mul__(self, other: ReferenceTensor) -> Tensor:
+            a, b = self.data, other.data
+            return Tensor(a * b, (self, other), lambda g: (g * b, g * a), "mul")
 
-        def __truediv__(self, other: Tensor) -> Tensor:
-            return div(self, other)
+        def __truediv__(self, other: ReferenceTensor) -> Tensor:
+            a, b = self.data, other.data
+            return Tensor(a / b, (self, other), lambda g: (g / b, -g * a / b**2), "div")
 
         def __pow__(self, p: float) -> Tensor:
-            return power(self, p)
+            a = self.data
+            return Tensor(a**p, (self,), lambda g: (g * p * a ** (p - 1),), "power")
 
         def __neg__(self) -> Tensor:
             return Tensor(-self.data, (self,), lambda g: (-g,), "neg")
 
         def exp(self) -> Tensor:
-            return exp(self)
+            y = np.exp(self.data)
+            return Tensor(y, (self,), lambda g: (g * y,), "exp")
 
         def log(self) -> Tensor:
-            return log(self)
+            a = self.data
+            return Tensor(np.log(a), (self,), lambda g: (g / a,), "log")
 
         def tanh(self) -> Tensor:
-            return tanh(self)
+            y = np.tanh(self.data)
+            return Tensor(y, (self,), lambda g: (g * (1 - y**2),), "tanh")
 
         def relu(self) -> Tensor:
-            return relu(self)
+            a = self.data
+            return Tensor(np.maximum(a, 0.0), (self,), lambda g: (np.where(a > 0, g, 0.0),),
+                          "relu")
 
-    def topological_order(root: Tensor) -> list:
-        order, visited, stack = [], set(), [(root, False)]
-        while stack:
-            node, parents_done = stack.pop()
-            if parents_done:
-                order.append(node)
-            elif id(node) not in visited:
-                visited.add(id(node))
-                stack.append((node, True))
-                stack.extend((p, False) for p in node.parents if id(p) not in visited)
-        return order
+    return Tensor
 
-    def backward(self: Tensor) -> None:
-        self.grad = np.ones_like(self.data)
-        for node in reversed(topological_order(self)):
-            if node.vjp is not None:
-                for parent, g in zip(node.parents, node.vjp(node.grad)):
-                    parent.grad = g if parent.grad is None else parent.grad + g
 
-    def add(a: Tensor, b: Tensor) -> Tensor:
-        return Tensor(a.data + b.data, (a, b), lambda g: (g, g), "add")
+def topological_order(root: ReferenceTensor) -> list[ReferenceTensor]:
+    """Every node ``root`` depends on, each after its parents (the solution of exercise 1.2)."""
+    order: list[ReferenceTensor] = []
+    visited: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, parents_done = stack.pop()
+        if parents_done:
+            order.append(node)
+        elif id(node) not in visited:
+            visited.add(id(node))
+            stack.append((node, True))
+            stack.extend((p, False) for p in node.parents if id(p) not in visited)
+    return order
 
-    def sub(a: Tensor, b: Tensor) -> Tensor:
-        return Tensor(a.data - b.data, (a, b), lambda g: (g, -g), "sub")
 
-    def mul(a: Tensor, b: Tensor) -> Tensor:
-        return Tensor(a.data * b.data, (a, b), lambda g: (g * b.data, g * a.data), "mul")
-
-    def div(a: Tensor, b: Tensor) -> Tensor:
-        return Tensor(a.data / b.data, (a, b),
-                      lambda g: (g / b.data, -g * a.data / b.data**2), "div")
-
-    def power(a: Tensor, p: float) -> Tensor:
-        return Tensor(a.data**p, (a,), lambda g: (g * p * a.data ** (p - 1),), "power")
-
-    def exp(a: Tensor) -> Tensor:
-        y = np.exp(a.data)
-        return Tensor(y, (a,), lambda g: (g * y,), "exp")
-
-    def log(a: Tensor) -> Tensor:
-        return Tensor(np.log(a.data), (a,), lambda g: (g / a.data,), "log")
-
-    def tanh(a: Tensor) -> Tensor:
-        y = np.tanh(a.data)
-        return Tensor(y, (a,), lambda g: (g * (1 - y**2),), "tanh")
-
-    def relu(a: Tensor) -> Tensor:
-        return Tensor(np.maximum(a.data, 0.0), (a,), lambda g: (np.where(a.data > 0, g, 0.0),),
-                      "relu")
-
-    return {"Tensor": Tensor, "topological_order": topological_order, "backward": backward,
-            "add": add, "sub": sub, "mul": mul, "div": div, "power": power, "exp": exp,
-            "log": log, "tanh": tanh, "relu": relu}
+def backward(self: ReferenceTensor) -> None:
+    """The gradient of ``self`` with respect to every node before it (exercise 1.3)."""
+    self.grad = np.ones_like(self.data)
+    for node in reversed(topological_order(self)):
+        if node.vjp is not None:
+            for parent, g in zip(node.parents, node.vjp(node.grad)):
+                parent.grad = g if parent.grad is None else parent.grad + g
 
 
 # ---------------------------------------------------------------------------------------------

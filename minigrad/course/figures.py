@@ -100,22 +100,22 @@ def sum_gradient(g: Sequence[float], rows: int = 2) -> Any:
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
-    g = np.asarray(g, dtype=np.float64)
-    cols = len(g)
+    gv = np.asarray(g, dtype=np.float64)
+    cols = len(gv)
     fig, ax = _subplots(figsize=(5, 2.2 + 0.4 * rows))
 
     def grid(top: float, values: np.ndarray, color: str, label: str) -> None:
         for i, row in enumerate(values):
             for j, v in enumerate(row):
-                ax.add_patch(plt.Rectangle((j, top - i - 1), 1, 1, facecolor=color,
-                                           edgecolor="black", alpha=0.5))
+                ax.add_patch(Rectangle((j, top - i - 1), 1, 1, facecolor=color,
+                                       edgecolor="black", alpha=0.5))
                 ax.text(j + 0.5, top - i - 0.5, f"{v:g}", ha="center", va="center")
         ax.text(-0.3, top - len(values) / 2, label, ha="right", va="center")
 
-    grid(rows + 2.5, g[None, :], "tab:green", "g = ds   (3,)")
-    grid(rows, np.broadcast_to(g, (rows, cols)), "tab:blue", f"dx   ({rows}, {cols})")
+    grid(rows + 2.5, gv[None, :], "tab:green", "g = ds   (3,)")
+    grid(rows, np.broadcast_to(gv, (rows, cols)), "tab:blue", f"dx   ({rows}, {cols})")
     for j in range(cols):
         ax.annotate("", xy=(j + 0.5, rows + 0.05), xytext=(j + 0.5, rows + 1.45),
                     arrowprops={"arrowstyle": "->"})
@@ -367,12 +367,21 @@ def module_tree(module: Any, name: str = "model") -> Any:
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.patches import FancyBboxPatch
+    boxes, edges, n_leaves = _tree_layout(module, name)
+    return _draw_tree(boxes, edges, n_leaves, name)
 
+
+_Box = tuple[float, int, str, str]  # x, depth, text, kind
+_Edge = tuple[float, int, float, int]  # the parent's x and depth, the child's
+
+
+def _tree_layout(module: Any, name: str) -> tuple[list[_Box], list[_Edge], float]:
+    """Where module_tree draws each box and edge: leaves one unit apart, each module above
+    the middle of its children; and the number of leaves."""
     seen: set[int] = set()
     leaves: list[float] = [0.0]
-    boxes: list[tuple[float, int, str, str]] = []   # x, depth, text, kind
-    edges: list[tuple[float, int, float, int]] = []
+    boxes: list[_Box] = []
+    edges: list[_Edge] = []
 
     def place(value: Any, label: str, depth: int) -> float:
         """Lay the subtree out (leaves one unit apart), return its x."""
@@ -404,8 +413,16 @@ def module_tree(module: Any, name: str = "model") -> Any:
         return leaves[0] - 1
 
     place(module, name, 0)
+    return boxes, edges, leaves[0]
+
+
+def _draw_tree(boxes: list[_Box], edges: list[_Edge], n_leaves: float, name: str) -> Any:
+    """The figure of module_tree: a rounded box per module, parameter and constant, dashed
+    for one met again; lines from parents to children; the count of parameters above."""
+    from matplotlib.patches import FancyBboxPatch
+
     depth = max(d for _, d, _, _ in boxes)
-    fig, ax = _subplots(figsize=(max(4.0, 1.25 * leaves[0] + 0.5), 1.1 * depth + 1.3))
+    fig, ax = _subplots(figsize=(max(4.0, 1.25 * n_leaves + 0.5), 1.1 * depth + 1.3))
     colors = {"module": "#fde9c9", "parameter": "#dbe9f6", "constant": "#eeeeee",
               "again": "#ffffff"}
     box_w, box_h = 0.92, 0.55  # a box centred on (x, -depth), leaves one unit apart
@@ -418,7 +435,7 @@ def module_tree(module: Any, name: str = "model") -> Any:
                                     linestyle="--" if kind == "again" else "-"))
         ax.text(x, -d, text, ha="center", va="center", fontsize=FONT_SIZE,
                 color="0.35" if kind in ("constant", "again") else "black")
-    ax.set_xlim(-0.7, leaves[0] - 0.3)
+    ax.set_xlim(-0.7, n_leaves - 0.3)
     ax.set_ylim(-depth - 0.5, 0.5)
     ax.axis("off")
     learned = sum(1 for *_, kind in boxes if kind == "parameter")
@@ -458,6 +475,13 @@ def network_deltas(model: Any, x: Sequence[float], t: int) -> Any:
     ValueError
         When a weight or bias has no gradient yet (run ``loss.backward()`` first).
     """
+    columns, dWs = _network_values(model, x)
+    return _draw_network(columns, dWs, t)
+
+
+def _network_values(model: Any, x: Sequence[float]) -> tuple[list[list[str]], list[np.ndarray]]:
+    """The text of each unit (its value, and its delta read off its bias's gradient), column
+    by column, and the two weights' gradients; refusing a model without gradients."""
     from minigrad import Tensor, no_grad
     from minigrad import functional as F
 
@@ -482,6 +506,12 @@ def network_deltas(model: Any, x: Sequence[float], t: int) -> Any:
         [f"$p_{i}$ = {v:.4f}\n$\\delta_{{2,{i}}}$ = {d:.4f}"
          for i, (v, d) in enumerate(zip(p, delta2))],
     ]
+    return columns, [dW1, dW2]
+
+
+def _draw_network(columns: list[list[str]], dWs: list[np.ndarray], t: int) -> Any:
+    """The figure of network_deltas: the units as boxes in three columns, an arrow per
+    weight with its gradient near the unit it enters."""
     fig, ax = _subplots(figsize=(8, 3.6))
     spread = 1.6
 
@@ -489,7 +519,7 @@ def network_deltas(model: Any, x: Sequence[float], t: int) -> Any:
         return ((n - 1) / 2 - i) * spread
 
     xs, half = [0.0, 4.0, 8.0], [0.55, 0.95, 0.95]  # each column's x, its boxes' half width
-    for layer, dW in enumerate((dW1, dW2)):
+    for layer, dW in enumerate(dWs):
         x0, x1 = xs[layer] + half[layer], xs[layer + 1] - half[layer + 1]
         n_in, n_out = len(columns[layer]), len(columns[layer + 1])
         for i in range(n_out):

@@ -21,6 +21,7 @@ import copy
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -45,7 +46,7 @@ def _points() -> dict[str, float]:
     return {k: float(v["points"]) for k, v in data["exercises"].items()}
 
 
-def nbgrader_notebook(nb: dict, points: dict[str, float] | None = None,
+def nbgrader_notebook(nb: dict[str, Any], points: dict[str, float] | None = None,
                       name: str = "notebook") -> nbformat.NotebookNode:
     """The solution notebook ``nb`` with nbgrader's cell metadata (a new object).
 

@@ -22,7 +22,9 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -182,7 +184,7 @@ def _short_hash(sources: list[str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
-def release_info(nb: dict) -> dict:
+def release_info(nb: dict[str, Any]) -> dict[str, Any]:
     """The release id of a released notebook, and the fingerprints it is made of.
 
     Returns ``{"release": id, "exercises": {"1.1": {"exercise": h, "check": h}, ...}}``: ``h``
@@ -210,30 +212,31 @@ def release_info(nb: dict) -> dict:
 # Cells by role
 
 
-def cell_tags(cell: dict) -> list[str]:
+def cell_tags(cell: dict[str, Any]) -> list[str]:
     """The cell's tags (an empty list when it has none)."""
     return list(cell.get("metadata", {}).get("tags", []))
 
 
-def _tagged(cell: dict, prefix: str) -> str | None:
+def _tagged(cell: dict[str, Any], prefix: str) -> str | None:
     for tag in cell_tags(cell):
         if tag.startswith(prefix):
             return tag[len(prefix):]
     return None
 
 
-def exercise_id(cell: dict) -> str | None:
+def exercise_id(cell: dict[str, Any]) -> str | None:
     """``"1.3"`` for a cell tagged ``exercise:1.3``; None for other cells."""
     return _tagged(cell, "exercise:")
 
 
-def check_id(cell: dict) -> str | None:
+def check_id(cell: dict[str, Any]) -> str | None:
     """``"1.3"`` for a cell tagged ``check:1.3``; None for other cells."""
     return _tagged(cell, "check:")
 
 
-def _by_id(nb: dict, key) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {}
+def _by_id(nb: dict[str, Any],
+           key: Callable[[dict[str, Any]], str | None]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
     for cell in nb["cells"]:
         k = key(cell)
         if k is not None:
@@ -241,7 +244,7 @@ def _by_id(nb: dict, key) -> dict[str, list[dict]]:
     return out
 
 
-def exercise_cells(nb: dict) -> dict[str, dict]:
+def exercise_cells(nb: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{"1.3": cell, ...}``: the exercise cells of ``nb`` by exercise id, in notebook order.
 
     Raises ``ReleaseError`` when two cells carry the same exercise tag.
@@ -254,18 +257,18 @@ def exercise_cells(nb: dict) -> dict[str, dict]:
     return {k: cells[0] for k, cells in found.items()}
 
 
-def check_cells(nb: dict) -> dict[str, list[dict]]:
+def check_cells(nb: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """``{"1.3": [cell, ...], ...}``: the check cells of ``nb`` by exercise id (an exercise may
     have several)."""
     return _by_id(nb, check_id)
 
 
-def demo_cells(nb: dict) -> list[dict]:
+def demo_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
     """The cells tagged ``demo`` (timings, trainings, figures: the grader skips them)."""
     return [c for c in nb["cells"] if "demo" in cell_tags(c)]
 
 
-def cell_checksum(cell: dict) -> str:
+def cell_checksum(cell: dict[str, Any]) -> str:
     """SHA-256 of the cell's source (as a string): what the grader compares to spot edits."""
     src = cell["source"]
     if isinstance(src, list):
@@ -320,7 +323,7 @@ def _has_region(source: str) -> bool:
     return any(_BEGIN_RE.match(line) for line in source.splitlines())
 
 
-def validate_notebook(nb: dict, name: str = "notebook") -> list[str]:
+def validate_notebook(nb: dict[str, Any], name: str = "notebook") -> list[str]:
     """What is wrong with a solution notebook as a lesson source (an empty list when nothing).
 
     A region outside an exercise cell, an exercise cell without one, an exercise without a
@@ -360,7 +363,7 @@ def validate_notebook(nb: dict, name: str = "notebook") -> list[str]:
     return problems
 
 
-def release_notebook(nb: dict, name: str = "notebook") -> nbformat.NotebookNode:
+def release_notebook(nb: dict[str, Any], name: str = "notebook") -> nbformat.NotebookNode:
     """The student version of a solution notebook (a new object; ``nb`` is not changed).
 
     Solution regions are replaced (see :func:`release_source`), and every code cell loses its
@@ -381,7 +384,7 @@ def release_notebook(nb: dict, name: str = "notebook") -> nbformat.NotebookNode:
     info = release_info(out)
     if info["exercises"]:
         numbers = {ident.partition(".")[0] for ident in info["exercises"]}
-        stamp: dict = {"lesson": int(numbers.pop())} if len(numbers) == 1 and \
+        stamp: dict[str, Any] = {"lesson": int(numbers.pop())} if len(numbers) == 1 and \
             next(iter(numbers)).isdigit() else {}
         out.metadata[RELEASE_KEY] = nbformat.from_dict({**stamp, **info})
     return out

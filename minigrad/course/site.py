@@ -228,53 +228,7 @@ def api_pages(modules: list[str] | None = None) -> dict[str, str]:
     refused: dict[str, str] = {}
     modules = modules or public_modules(refused)
     homes = _homes(modules)
-    pages = {}
-    for m in modules:
-        module = importlib.import_module(m)
-        documented, aliases = [], []
-        for name in module.__all__:
-            obj = getattr(module, name)
-            kind = _kind(obj)
-            if kind == "module":
-                aliases.append((name, f"{{py:mod}}`{obj.__name__}`"))
-            elif kind == "data" or homes.get(id(obj)) == m:
-                documented.append((name, kind))
-            else:
-                home = homes[id(obj)]
-                target = f"{home}.{name}" if getattr(obj, "__name__", name) == name \
-                    else f"{home}.{obj.__name__}"
-                aliases.append((name, f"{{py:obj}}`{target}`"))
-        lines = [f"# `{m}`", "", f"```{{eval-rst}}", f".. automodule:: {m}", "   :no-members:",
-                 "```", ""]
-        callables = [name for name, kind in documented if kind != "data"]
-        constants = [name for name, kind in documented if kind == "data"]
-        if callables:
-            lines += ["```{eval-rst}", ".. autosummary::", ""]
-            lines += [f"   {name}" for name in callables]
-            lines += ["```", ""]
-        if constants:
-            lines += ["Constants: " + ", ".join(f"{{py:data}}`~{m}.{name}`" for name in constants)
-                      + ".", ""]
-        if aliases:
-            lines += ["## Also here", "", "Names this module re-exports, documented where they "
-                      "are defined:", ""]
-            for name, link in aliases:
-                lines += [f"- `{m}.{name}`: {link}"]
-            lines.append("")
-        if documented:
-            lines += ["## Reference", "", "```{eval-rst}"]
-            for name, kind in documented:
-                if kind == "data":
-                    lines += _data_entry(m, name, getattr(module, name))
-                    continue
-                directive = {"class": "autoclass", "exception": "autoexception",
-                             "function": "autofunction"}[kind]
-                lines.append(f".. {directive}:: {m}.{name}")
-                if kind in ("class", "exception"):
-                    lines += ["   :members:", "   :show-inheritance:"]
-                lines.append("")
-            lines += ["```", ""]
-        pages[f"{m}.md"] = "\n".join(lines)
+    pages = {f"{m}.md": _module_page(m, homes) for m in modules}
     toc = "\n".join(f"{m}" for m in modules)
     pages["index.md"] = (
         "# API reference\n\nEvery public module of `minigrad` and every name in its "
@@ -285,6 +239,65 @@ def api_pages(modules: list[str] | None = None) -> dict[str, str]:
            + "".join(f"- `{m}`: {why}\n" for m, why in sorted(refused.items()))
            if refused else ""))
     return pages
+
+
+def _sorted_names(m: str, homes: dict[int, str]) -> tuple[list[tuple[str, str]],
+                                                           list[tuple[str, str]]]:
+    """The names of module ``m``'s ``__all__``: those documented on its page, with their kind,
+    and the aliases (modules and re-exported names), with the link to where they live."""
+    module = importlib.import_module(m)
+    documented, aliases = [], []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        kind = _kind(obj)
+        if kind == "module":
+            aliases.append((name, f"{{py:mod}}`{obj.__name__}`"))
+        elif kind == "data" or homes.get(id(obj)) == m:
+            documented.append((name, kind))
+        else:
+            home = homes[id(obj)]
+            target = f"{home}.{name}" if getattr(obj, "__name__", name) == name \
+                else f"{home}.{obj.__name__}"
+            aliases.append((name, f"{{py:obj}}`{target}`"))
+    return documented, aliases
+
+
+def _module_page(m: str, homes: dict[int, str]) -> str:
+    """One module's page: its docstring, a summary table, its constants, the names it
+    re-exports, and the reference of everything it defines."""
+    module = importlib.import_module(m)
+    documented, aliases = _sorted_names(m, homes)
+    lines = [f"# `{m}`", "", f"```{{eval-rst}}", f".. automodule:: {m}", "   :no-members:",
+             "```", ""]
+    callables = [name for name, kind in documented if kind != "data"]
+    constants = [name for name, kind in documented if kind == "data"]
+    if callables:
+        lines += ["```{eval-rst}", ".. autosummary::", ""]
+        lines += [f"   {name}" for name in callables]
+        lines += ["```", ""]
+    if constants:
+        lines += ["Constants: " + ", ".join(f"{{py:data}}`~{m}.{name}`" for name in constants)
+                  + ".", ""]
+    if aliases:
+        lines += ["## Also here", "", "Names this module re-exports, documented where they "
+                  "are defined:", ""]
+        for name, link in aliases:
+            lines += [f"- `{m}.{name}`: {link}"]
+        lines.append("")
+    if documented:
+        lines += ["## Reference", "", "```{eval-rst}"]
+        for name, kind in documented:
+            if kind == "data":
+                lines += _data_entry(m, name, getattr(module, name))
+                continue
+            directive = {"class": "autoclass", "exception": "autoexception",
+                         "function": "autofunction"}[kind]
+            lines.append(f".. {directive}:: {m}.{name}")
+            if kind in ("class", "exception"):
+                lines += ["   :members:", "   :show-inheritance:"]
+            lines.append("")
+        lines += ["```", ""]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import importlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -77,7 +78,7 @@ def start(folder: str | Path) -> list[Path]:
     return copied
 
 
-def _exercise_table(number: int) -> dict[str, dict]:
+def _exercise_table(number: int) -> dict[str, dict[str, Any]]:
     try:
         module = importlib.import_module(f"minigrad.course.checks.lesson{number}")
     except ImportError:
@@ -94,7 +95,7 @@ def _notebooks(folder: Path) -> list[Path]:
     return found
 
 
-def _failure(output: dict) -> str:
+def _failure(output: dict[str, Any]) -> str:
     """An error output's message, whole: a check's CheckFailed with its usual cause."""
     text = (output.get("evalue") or "").strip()
     name = output.get("ename") or "an error"
@@ -203,7 +204,7 @@ def reset(notebook: str | Path, exercise: str) -> Reset:
         raise KeyError(f"reset: {path.name} has no exercise {exercise!r}; its exercises are "
                        f"{', '.join(have) or 'none'}")
     cell = mine[exercise]
-    before, after = cell.source, released[exercise].source
+    before, after = cell["source"], released[exercise]["source"]
     kept = None
     if before != after:
         kept = _kept_path(path, exercise)
@@ -211,8 +212,8 @@ def reset(notebook: str | Path, exercise: str) -> Reset:
     diff = "".join(difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True),
         fromfile=f"your exercise {exercise}", tofile="as released"))
-    cell.source = after
-    cell.outputs = []
-    cell.execution_count = None
+    cell["source"] = after
+    cell["outputs"] = []
+    cell["execution_count"] = None
     write_notebook(nbformat.from_dict(nb), path)
     return Reset(path, exercise, kept, diff)
