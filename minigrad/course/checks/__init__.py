@@ -48,7 +48,7 @@ __all__ = [
     "numerical_gradient", "numerical_vjp", "student_code", "with_globals",
     "exercise", "done", "results", "raising", "RAISE_VARIABLE", "Split", "mismatch",
     "sent", "received", "described", "received_or_type", "type_sent", "malformed",
-    "run_cases", "judged_cases", "value_at", "place", "exercises", "judged",
+    "run_cases", "judged_cases", "value_at", "place", "exercises", "judged", "judges_names",
 ]
 
 _LESSONS = ("lesson1", "lesson2", "lesson3", "lesson4")
@@ -188,6 +188,19 @@ def judged(lesson: str, name: str) -> Callable[..., Any]:
     judge.__name__ = judge.__qualname__ = name
     judge.__doc__ = f"The judge {name} of {__name__}.judges.{lesson} (imported when called)."
     return judge
+
+
+def judges_names(module: str, names: frozenset[str]) -> Callable[[str], Any]:
+    """A lesson module's ``__getattr__``: each of ``names`` (helpers that moved to
+    ``judges/<lesson>.py``) found there, so that a notebook still reaches them; in the grader's
+    sandbox, which does not hold the judges, asking for one raises ImportError."""
+    judges = module.replace(".checks.", ".checks.judges.")
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            return getattr(importlib.import_module(judges), name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    return __getattr__
 
 
 def exercise(exercise_id: str, split: Split | None = None

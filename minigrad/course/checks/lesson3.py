@@ -28,10 +28,9 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from minigrad import Tensor, no_grad
-from minigrad.course.checks import judged
-from minigrad.course.checks import (CheckFailed, Split, exercise, exercises, malformed,
-                                    mismatch, numerical_gradient, place, require_student,
-                                    student_code, value_at, with_globals)
+from minigrad.course.checks import (CheckFailed, Split, exercise, exercises, judged, judges_names,
+                                    malformed, mismatch, numerical_gradient, place,
+                                    require_student, student_code, value_at, with_globals)
 
 # The module itself (``minigrad.tensor`` the attribute is the function ``tensor``).
 _engine = importlib.import_module("minigrad.tensor")
@@ -125,7 +124,8 @@ def _recorded_ops() -> Iterator[list[str]]:
     recorded: list[str] = []
     original = getattr(_engine, "op")
 
-    def spy(data: Any, parents: Any, vjp: Any, saved: tuple[Any, ...] = (), name: str = "op") -> Tensor:
+    def spy(data: Any, parents: Any, vjp: Any, saved: tuple[Any, ...] = (),
+            name: str = "op") -> Tensor:
         out = original(data, parents, vjp, saved=saved, name=name)
         if out._vjp is not None:
             recorded.append(name)
@@ -584,8 +584,8 @@ class _Double(_AddOne):
 
 
 #: The layers a Sequential is made of, by name: what each does to an array, and its label.
-_LAYERS: dict[str, tuple[type, Callable[[Any], Any], str]] = {"add": (_AddOne, lambda v: v + 1.0, "add 1"), "double": (_Double, lambda v: v * 2.0,
-                                                                    "double")}
+_LAYERS: dict[str, tuple[type, Callable[[Any], Any], str]] = {
+    "add": (_AddOne, lambda v: v + 1.0, "add 1"), "double": (_Double, lambda v: v * 2.0, "double")}
 
 
 def _order_label(order: list[str]) -> str:
@@ -840,10 +840,4 @@ _JUDGED = frozenset({
     '_numbers_or_none', '_shape_sent', '_tree_parameters'})
 
 
-def __getattr__(name: str) -> Any:
-    """A judge's name, from :mod:`minigrad.course.checks.judges.lesson3` (which the grader's
-    sandbox does not hold: there this raises ImportError)."""
-    if name in _JUDGED:
-        import importlib
-        return getattr(importlib.import_module("minigrad.course.checks.judges.lesson3"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = judges_names(__name__, _JUDGED)

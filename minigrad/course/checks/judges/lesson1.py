@@ -141,7 +141,8 @@ def _grad(value: Any) -> Any:
     return value
 
 
-def _var_elementwise(var_fn: Callable[..., Any], arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+def _var_elementwise(var_fn: Callable[..., Any], arrays: Sequence[np.ndarray]
+                     ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Run ``var_fn`` on scalar Vars element by element: (values, d value / d input_k)."""
     shape = arrays[0].shape
     value = np.zeros(shape)
