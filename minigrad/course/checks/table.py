@@ -11,8 +11,8 @@ an exercise:
 * the **probe** draws each operation's cases (the lesson's own from the row's ``seed`` in a
   notebook, fresh ones from the grader's secret seed): input arrays and an output gradient
   ``g``, never an expected value;
-* the **run** is the lesson's (its scaffold: the reference ``Tensor`` of lesson 1, ``op()`` of
-  lesson 2): it calls the student's operation on each case and sends back the forward value,
+* the **run** is the lesson's (its scaffold: lesson 1's ``_op_run`` puts the student's
+  operation into the reference ``Tensor``): it calls the student's operation on each case and sends back the forward value,
   the gradients its closure returns for ``g`` and finite differences of its own forward pass,
   as plain data, checking by itself only what its process alone can see;
 * the **judge** computes the reference value and gradients and compares, case by case, with
