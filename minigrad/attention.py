@@ -68,6 +68,9 @@ def _mask_arg(attn_mask: Any, q: Tensor, shape: tuple[int, ...]) -> tuple[Any, T
     return None, attn_mask if isinstance(attn_mask, Tensor) else Tensor(m)
 
 
+_NAME = "scaled_dot_product_attention"
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Any = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -78,12 +81,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
     Parameters
     ----------
-    query : Tensor
-        (..., L, E): L queries of size E (the leading axes: batch, heads).
-    key : Tensor
-        (..., S, E): S keys; the leading axes broadcast against the query's.
-    value : Tensor
-        (..., S, Ev).
+    query, key, value : Tensor
+        (..., L, E): L queries of size E (the leading axes: batch, heads); (..., S, E): S keys,
+        the leading axes broadcasting against the query's; (..., S, Ev).
     attn_mask : Tensor or array, optional
         Broadcasts to (..., L, S). Boolean: True where a query may attend to a key (PyTorch's
         meaning; note that ``nn.MultiheadAttention``'s masks mean the opposite). Floating (the
@@ -107,16 +107,38 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     Tensor
         (..., L, Ev), the leading axes broadcast.
     """
-    name = "scaled_dot_product_attention"
+    q, k, v = _checked(query, key, value, attn_mask, dropout_p, is_causal, generator, seed)
+    if enable_gqa:
+        return _grouped(q, k, v, attn_mask, dropout_p, is_causal, scale, generator, seed)
+    xp, big_l, s_len = q._xp, q.shape[-2], k.shape[-2]
+    batch = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], op=_NAME)
+    allowed, float_mask = _mask_arg(attn_mask, q, batch + (big_l, s_len))
+    if is_causal:
+        allowed = causal_mask(xp, big_l, s_len)
+    c = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scores = (q.data * c) @ xp.matrix_transpose(k.data)  # (..., L, S); scaled on the smaller q
+    # the causal mask (alone: no attn_mask with it) leaves every row its first key
+    p = _masked_softmax(xp, scores, allowed, float_mask, not is_causal or s_len == 0)
+    kept = _dropout_scale(xp, p, dropout_p, generator, seed) if dropout_p > 0.0 else None
+    weights = p if kept is None else p * kept
+    y = weights @ v.data  # (..., L, Ev)
+    parents = [q, k, v] + ([float_mask] if float_mask is not None else [])
+    return op(y, parents, _vjp(xp, c, [t.shape for t in parents]),
+              saved=(q.data, k.data, v.data, p, weights, kept), name=_NAME)
+
+
+def _checked(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: Any, is_causal: bool,
+             generator: Any, seed: Any) -> tuple[Tensor, Tensor, Tensor]:
+    """The query, key and value as tensors, every argument checked (a clear error if not)."""
+    name = _NAME
     q, k, v = (_tensor_arg(t, name) for t in (query, key, value))
-    xp = q._xp
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"{name}: expected query, key and value to have at least 2 axes "
                          f"(..., L, E); got shapes {q.shape}, {k.shape} and {v.shape}")
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"{name}: expected query, key and value to have the same dtype; got "
                         f"{q.dtype}, {k.dtype} and {v.dtype}")
-    if not is_floating(xp, q.dtype):
+    if not is_floating(q._xp, q.dtype):
         raise TypeError(f"{name}: expected floating-point query, key and value; got {q.dtype}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"{name}: the query's and the key's last axes (E) differ: shapes "
@@ -131,45 +153,38 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise ValueError(f"{name}: explicit attn_mask should not be set when is_causal=True")
     if generator is not None and seed is not None:
         raise ValueError(f"{name}: pass generator or seed, not both")
-    if enable_gqa:
-        return _grouped(q, k, v, attn_mask, dropout_p, is_causal, scale, generator, seed)
-    big_l, s_len = q.shape[-2], k.shape[-2]
-    batch = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], op=name)
-    shape = batch + (big_l, s_len)
-    allowed, float_mask = _mask_arg(attn_mask, q, shape)
-    if is_causal:
-        allowed = causal_mask(xp, big_l, s_len)
-    c = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    return q, k, v
 
-    # forward: the scores, masked, their softmax (a fully masked row gives 0), dropout, values
-    scores = (q.data * c) @ xp.matrix_transpose(k.data)  # (..., L, S); scaled on the smaller q
+
+def _masked_softmax(xp: Any, scores: Array, allowed: Any, float_mask: Tensor | None,
+                    may_be_empty: bool) -> Array:
+    """The softmax over the last axis of the masked ``scores``; a row with no key left (only
+    when ``may_be_empty``) gives 0."""
+    dtype, s_len = scores.dtype, scores.shape[-1]
     if allowed is not None:
-        scores = xp.where(allowed, scores, xp.asarray(-math.inf, dtype=q.dtype))
+        scores = xp.where(allowed, scores, xp.asarray(-math.inf, dtype=dtype))
     if float_mask is not None:
         scores = scores + float_mask.data
     top = xp.max(scores, axis=-1, keepdims=True) if s_len else xp.zeros_like(scores[..., :1])
-    # the causal mask (alone: no attn_mask with it) leaves every row its first key
-    may_be_empty = not is_causal or s_len == 0
     if may_be_empty:
-        top = xp.where(top == -math.inf, xp.asarray(0.0, dtype=q.dtype), top)
+        top = xp.where(top == -math.inf, xp.asarray(0.0, dtype=dtype), top)
     e = xp.exp(scores - top)
     total = xp.sum(e, axis=-1, keepdims=True)
     if may_be_empty:
-        total = xp.where(total == 0.0, xp.asarray(1.0, dtype=q.dtype), total)
-    p = e / total  # (..., L, S)
-    if dropout_p > 0.0:
-        rng = backend.default_rng(generator if generator is not None else seed)
-        u = backend.uniform(rng, 0.0, 1.0, p.shape, like=p)
-        keep = 1.0 - dropout_p
-        kept = xp.astype(u < keep, q.dtype) / keep if keep > 0 else xp.zeros_like(p)
-        weights = p * kept
-    else:
-        kept, weights = None, p
-    y = weights @ v.data  # (..., L, Ev)
+        total = xp.where(total == 0.0, xp.asarray(1.0, dtype=dtype), total)
+    return e / total  # (..., L, S)
 
-    parents = [q, k, v] + ([float_mask] if float_mask is not None else [])
-    shapes = [t.shape for t in parents]
 
+def _dropout_scale(xp: Any, p: Array, dropout_p: float, generator: Any, seed: Any) -> Array:
+    """The dropout's factor of each weight: 0 (dropped) or 1 / (1 - dropout_p)."""
+    rng = backend.default_rng(generator if generator is not None else seed)
+    u = backend.uniform(rng, 0.0, 1.0, p.shape, like=p)
+    keep = 1.0 - dropout_p
+    return xp.astype(u < keep, p.dtype) / keep if keep > 0 else xp.zeros_like(p)
+
+
+def _vjp(xp: Any, c: float, shapes: list[tuple[int, ...]]) -> Any:
+    """The backward rule (the module's docstring), for parents of ``shapes``."""
     def vjp(g: Array, qd: Array, kd: Array, vd: Array, p: Array, weights: Array,
             kept: Any) -> tuple[Any, ...]:
         dv = xp.matrix_transpose(weights) @ g
@@ -181,9 +196,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         dk = (xp.matrix_transpose(ds) @ qd) * c
         grads = [dq, dk, dv] + ([ds] if len(shapes) == 4 else [])
         return tuple(unbroadcast(gr, sh) for gr, sh in zip(grads, shapes))
-
-    return op(y, parents, vjp, saved=(q.data, k.data, v.data, p, weights, kept),
-              name="scaled_dot_product_attention")
+    return vjp
 
 
 def _grouped(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any, dropout_p: float,

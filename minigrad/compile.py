@@ -782,7 +782,8 @@ class CompiledStep:
         return result
 
     def _record(self, args: tuple[Any, ...], key: Any, entry: _Entry) -> Any:
-        global _ACTIVE
+        """Run the step once through recording views; keep its program when two recordings
+        agree (or give up, or note a state change, saying why); return its result."""
         if _ACTIVE is not None:
             raise RuntimeError("minigrad.compile: a compiled step called inside another one "
                                "while it records")
@@ -790,20 +791,43 @@ class CompiledStep:
         guard = StateGuard(self.step, optimizers)  # before the arrays are seen through views
         lrs = [getattr(opt, "lr", None) for opt in optimizers]
         rec = _Recorder()
-        inputs: list[Any] = []
-        new_args: list[Any] = []
-        for arg in args:
-            if isinstance(arg, Tensor):
-                buffer = np.array(arg.data, copy=True)
-                inputs.append(buffer)
-                new_args.append(Tensor(rec.wrap(buffer, "input")))
-            elif isinstance(arg, np.ndarray):
-                buffer = np.array(arg, copy=True)
-                inputs.append(buffer)
-                new_args.append(rec.wrap(buffer, "input"))
-            else:
-                inputs.append(None)
-                new_args.append(arg)
+        inputs, new_args = _traced_args(rec, args)
+        result, strangers = self._run_traced(rec, optimizers, new_args)
+        self.calls["recorded"] += 1
+        outputs, leaves = _outputs(result, rec)
+        grads = _untraced(rec, [p for opt in optimizers for p in opt.params] + leaves)
+        problems = list(rec.problems)
+        if [getattr(opt, "lr", None) for opt in optimizers] != lrs:
+            problems.append("the step changes an optimizer's lr itself (a scheduler stepped "
+                            "inside the step?): a replay runs no Python, so it would not; "
+                            "call scheduler.step() outside the compiled step")
+        change = guard.changed()
+        if change is not None and not problems:  # e.g. p.data = array, synced by this step
+            self._state_changed(entry, change, guard)
+            if entry.changes < self.max_changes:
+                return _plain_result(result, rec)
+            problems.append(f"the step itself changes the state it reaches: {change}")
+        problems += _replay_problems(rec, result, outputs, strangers)
+        if problems:
+            self._give_up(key, problems[0])
+            return _plain_result(result, rec)
+        first_write = _first_write(rec)
+        if rec.prologue_at is None or (first_write is not None and rec.prologue_at > first_write):
+            rec.prologue_at = first_write
+        if entry.signature is not None and entry.signature == rec.signature:
+            entry.program = _Program(rec, inputs, outputs, grads, guard)
+        elif entry.signature is not None:
+            self._give_up(key, _difference(entry.signature, rec.signature))
+        else:
+            entry.signature = rec.signature
+        return _plain_result(result, rec)
+
+    def _run_traced(self, rec: _Recorder, optimizers: list[Any],
+                    new_args: list[Any]) -> tuple[Any, list[Any]]:
+        """Call the step on ``new_args`` with ``rec`` recording (the optimizers' arrays seen
+        through its views, NumPy's array makers reporting to it); return its result and the
+        optimizers that stepped without being among ``optimizers``."""
+        global _ACTIVE
         strangers: list[Any] = []
 
         def observe(opt: Any) -> None:
@@ -825,56 +849,66 @@ class CompiledStep:
             for opt in optimizers:
                 opt._trace = None
                 opt._map_arrays(rec.unwrap)
-        self.calls["recorded"] += 1
-        outputs, leaves = _outputs(result, rec)
-        params = [p for opt in optimizers for p in opt.params]
-        grads = []
-        for p in _unique(params + leaves):
-            if isinstance(p.grad, _Traced):
-                p.grad = rec.unwrap(p.grad)
-            if isinstance(p.data, _Traced):
-                p.data = rec.unwrap(p.data)
-            grads.append((p, p.grad))
-        problems = list(rec.problems)
-        if [getattr(opt, "lr", None) for opt in optimizers] != lrs:
-            problems.append("the step changes an optimizer's lr itself (a scheduler stepped "
-                            "inside the step?): a replay runs no Python, so it would not; "
-                            "call scheduler.step() outside the compiled step")
-        change = guard.changed()
-        if change is not None and not problems:  # e.g. p.data = array, synced by this step
-            self._state_changed(entry, change, guard)
-            if entry.changes >= self.max_changes:
-                problems.append(f"the step itself changes the state it reaches: {change}")
-            else:
-                return _plain_result(result, rec)
-        if strangers:
-            problems.append("an optimizer stepped that did not step on the first call")
-        if outputs is None:
-            problems.append(f"the step returns a {type(result).__name__}; a compiled step may "
-                            "return a tensor, a tuple of tensors, or None")
-        # the first call that changes state an eager call would read: after it, a replay that
-        # stops cannot hand over to the eager step (filling with a constant, as
-        # zero_grad(set_to_none=False) does, is not such a change: the eager step does it too)
-        first_write = min((k for k, w in enumerate(rec.writes)
-                           if any(rec.kinds[n] == "external" for n in w)
-                           and not _constant_fill(rec.ops[k])), default=None)
-        late = [k for k in rec.guards if first_write is not None and k > first_write]
-        if late:
-            problems.append("a value is read into Python after the step began to change "
-                            "the parameters or their gradients (it could not be checked "
-                            "before a replay changes them)")
-        if problems:
-            self._give_up(key, problems[0])
-            return _plain_result(result, rec)
-        if rec.prologue_at is None or (first_write is not None and rec.prologue_at > first_write):
-            rec.prologue_at = first_write
-        if entry.signature is not None and entry.signature == rec.signature:
-            entry.program = _Program(rec, inputs, outputs, grads, guard)
-        elif entry.signature is not None:
-            self._give_up(key, _difference(entry.signature, rec.signature))
+        return result, strangers
+
+
+def _traced_args(rec: _Recorder, args: tuple[Any, ...]) -> tuple[list[Any], list[Any]]:
+    """The input buffers a replay copies the arguments into (None for a non-array), and the
+    arguments the recorded call gets: those buffers seen through the recording's views."""
+    inputs: list[Any] = []
+    new_args: list[Any] = []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            buffer = np.array(arg.data, copy=True)
+            inputs.append(buffer)
+            new_args.append(Tensor(rec.wrap(buffer, "input")))
+        elif isinstance(arg, np.ndarray):
+            buffer = np.array(arg, copy=True)
+            inputs.append(buffer)
+            new_args.append(rec.wrap(buffer, "input"))
         else:
-            entry.signature = rec.signature
-        return _plain_result(result, rec)
+            inputs.append(None)
+            new_args.append(arg)
+    return inputs, new_args
+
+
+def _untraced(rec: _Recorder, params: list[Tensor]) -> list[tuple[Tensor, Any]]:
+    """Give ``params`` their plain arrays back; each with its gradient's array, to set after
+    every replay."""
+    grads = []
+    for p in _unique(params):
+        if isinstance(p.grad, _Traced):
+            p.grad = rec.unwrap(p.grad)
+        if isinstance(p.data, _Traced):
+            p.data = rec.unwrap(p.data)
+        grads.append((p, p.grad))
+    return grads
+
+
+def _first_write(rec: _Recorder) -> int | None:
+    """The first call that changes state an eager call would read: after it, a replay that
+    stops cannot hand over to the eager step (filling with a constant, as
+    zero_grad(set_to_none=False) does, is not such a change: the eager step does it too)."""
+    return min((k for k, w in enumerate(rec.writes)
+                if any(rec.kinds[n] == "external" for n in w)
+                and not _constant_fill(rec.ops[k])), default=None)
+
+
+def _replay_problems(rec: _Recorder, result: Any, outputs: Any, strangers: list[Any]
+                     ) -> list[str]:
+    """Why a recording that saw no problem of its own still cannot be replayed, if it cannot."""
+    problems = []
+    if strangers:
+        problems.append("an optimizer stepped that did not step on the first call")
+    if outputs is None:
+        problems.append(f"the step returns a {type(result).__name__}; a compiled step may "
+                        "return a tensor, a tuple of tensors, or None")
+    first_write = _first_write(rec)
+    if any(first_write is not None and k > first_write for k in rec.guards):
+        problems.append("a value is read into Python after the step began to change "
+                        "the parameters or their gradients (it could not be checked "
+                        "before a replay changes them)")
+    return problems
 
 
 def _constant_fill(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> bool:

@@ -210,6 +210,38 @@ class MultiheadAttention(Module):
         (Tensor, Tensor or None)
             The output, laid out as ``query``, and the weights (or None).
         """
+        query, key, value, key_padding_mask, batched = self._batch_first(
+            query, key, value, key_padding_mask, attn_mask, is_causal)
+        n, big_l, s = query.shape[0], query.shape[1], key.shape[1]
+        q, k, v = (self._heads(t) for t in self._project(query, key, value))  # (N, H, *, E/H)
+        allowed, float_mask = self._masks(key_padding_mask, attn_mask, n, big_l, s, q)
+        # PyTorch's use of the hint: attn_mask *is* the causal mask, so SDPA makes its own
+        causal = is_causal and key_padding_mask is None and not need_weights
+        if causal:
+            allowed = float_mask = None
+        p_drop = self.dropout if self.training else 0.0
+        weights = None
+        if need_weights:  # separate operations, as PyTorch: the weights are returned
+            out, weights = self._with_weights(q, k, v, allowed, float_mask, p_drop,
+                                              average_attn_weights)
+            if not batched:
+                weights = weights.squeeze(0)
+        else:
+            mask = allowed if allowed is not None else float_mask
+            out = scaled_dot_product_attention(q, k, v, mask, p_drop, is_causal=causal,
+                                               generator=self._rng if p_drop else None)
+        out = out.transpose(1, 2).reshape(n, big_l, self.embed_dim)  # join the heads
+        out = self.out_proj(out)
+        if not batched:
+            out = out.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        return out, weights
+
+    def _batch_first(self, query: Any, key: Any, value: Any, key_padding_mask: Any,
+                     attn_mask: Any, is_causal: bool) -> tuple[Tensor, Tensor, Tensor, Any, bool]:
+        """The inputs checked and laid out (N, L or S, E), the key padding mask for them, and
+        whether they were batched."""
         name = "MultiheadAttention"
         query, key, value = (_tensor_arg(t, name) for t in (query, key, value))
         if is_causal and attn_mask is None:
@@ -239,43 +271,29 @@ class MultiheadAttention(Module):
                                                       value.transpose(0, 1))
         if same:
             key = value = query
-        n, big_l, s = query.shape[0], query.shape[1], key.shape[1]
+        n = query.shape[0]
         if key.shape[:2] != value.shape[:2] or key.shape[0] != n:
             raise ValueError(f"{name}: key and value must have the same batch and sequence "
                              f"sizes as each other, and the query's batch size; got shapes "
                              f"{key.shape} and {value.shape} for a query of batch {n}")
-        q, k, v = (self._heads(t) for t in self._project(query, key, value))  # (N, H, *, E/H)
-        allowed, float_mask = self._masks(key_padding_mask, attn_mask, n, big_l, s, q)
-        # PyTorch's use of the hint: attn_mask *is* the causal mask, so SDPA makes its own
-        causal = is_causal and key_padding_mask is None and not need_weights
-        if causal:
-            allowed = float_mask = None
-        p_drop = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:  # separate operations, as PyTorch: the weights are returned
-            scores = (q * math.sqrt(1.0 / self.head_dim)) @ k.transpose(-2, -1)
-            if allowed is not None:
-                scores = scores.masked_fill(~allowed, -math.inf)
-            if float_mask is not None:
-                scores = scores + float_mask
-            weights = F.softmax(scores, dim=-1)  # (N, H, L, S)
-            if p_drop:  # the weights returned are the dropped ones, as PyTorch's
-                weights = F.dropout(weights, p_drop, generator=self._rng)
-            out = weights @ v
-            weights = weights.mean(axis=1) if average_attn_weights else weights
-            if not batched:
-                weights = weights.squeeze(0)
-        else:
-            mask = allowed if allowed is not None else float_mask
-            out = scaled_dot_product_attention(q, k, v, mask, p_drop, is_causal=causal,
-                                               generator=self._rng if p_drop else None)
-        out = out.transpose(1, 2).reshape(n, big_l, self.embed_dim)  # join the heads
-        out = self.out_proj(out)
-        if not batched:
-            out = out.squeeze(0)
-        elif not self.batch_first:
-            out = out.transpose(0, 1)
-        return out, weights
+        return query, key, value, key_padding_mask, batched
+
+    def _with_weights(self, q: Tensor, k: Tensor, v: Tensor, allowed: Any,
+                      float_mask: Tensor | None, p_drop: float,
+                      average: bool) -> tuple[Tensor, Tensor]:
+        """Attention through separate operations, as PyTorch's with ``need_weights``: the heads'
+        outputs (N, H, L, E/H) and the weights ((N, L, S) averaged over the heads, or
+        (N, H, L, S))."""
+        scores = (q * math.sqrt(1.0 / self.head_dim)) @ k.transpose(-2, -1)
+        if allowed is not None:
+            scores = scores.masked_fill(~allowed, -math.inf)
+        if float_mask is not None:
+            scores = scores + float_mask
+        weights = F.softmax(scores, dim=-1)  # (N, H, L, S)
+        if p_drop:  # the weights returned are the dropped ones, as PyTorch's
+            weights = F.dropout(weights, p_drop, generator=self._rng)
+        out = weights @ v
+        return out, weights.mean(axis=1) if average else weights
 
     def extra_repr(self) -> str:
         s = f"{self.embed_dim}, {self.num_heads}"
