@@ -257,7 +257,7 @@ def _typed_here(obj: Any) -> bool:
 
 def _suspicious(package: str) -> list[str]:
     """Functions of numpy and of the engine that a notebook cell replaced (reported only)."""
-    found = []
+    found: list[str] = []
     for name, module in list(sys.modules.items()):
         top = name.partition(".")[0]
         if (name not in ("numpy", "numpy.testing") and top != "minigrad") or name == package \

@@ -171,7 +171,7 @@ def submitted_release(notebook: Mapping[str, Any] | None) -> str:
         else ""
 
 
-def _order(exercise_id: str) -> tuple:
+def _order(exercise_id: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in exercise_id.split("."))
 
 

@@ -126,7 +126,7 @@ def _real_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-def _csv_text(rows: list[list[object]], escaped: bool = False) -> str:
+def _csv_text(rows: Sequence[Sequence[object]], escaped: bool = False) -> str:
     """CSV text of ``rows``; ``escaped``: their cells went through :func:`csv_cell` already."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -517,8 +517,8 @@ def summary(book: Gradebook, out: str | os.PathLike[str] | None = None,
     if keys:
         means = []
         for key in keys:
-            scores = [n.score for mine in counted.values() for n in mine if n.lesson == key]
-            means.append(f"{key[:2]} {sum(scores) / len(scores):.3g}/"
+            points = [n.score for mine in counted.values() for n in mine if n.lesson == key]
+            means.append(f"{key[:2]} {sum(points) / len(points):.3g}/"
                          f"{_num(book.lesson(key).max_points)}")
         lines += ["Mean scores: " + ", ".join(means) + ".", ""]
     kinds: Counter[str] = Counter()

@@ -11,7 +11,7 @@ import json
 import operator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeVar, cast
 
 __all__ = ["CheckOutcome", "ExerciseGrade", "Issue", "NotebookGrade", "LessonSummary",
            "Gradebook", "ISSUES"]
@@ -381,7 +381,7 @@ def _made(cls: type[_T], data: dict[str, Any]) -> _T:
     unknown keys are dropped and missing ones get their defaults."""
     known = _FIELDS.get(cls)
     if known is None:
-        known = _FIELDS[cls] = frozenset(f.name for f in fields(cls))
+        known = _FIELDS[cls] = frozenset(f.name for f in fields(cast(Any, cls)))
     if data.keys() == known:
         made = object.__new__(cls)
         made.__dict__.update(data)

@@ -23,7 +23,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable, TypeVar
+
+if TYPE_CHECKING:
+    from .submissions import Submission
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 __all__ = ["Roster", "Enrolled", "RosterError", "read_roster"]
 
@@ -95,14 +101,16 @@ class Roster:
 
     def match(self, student: str, *, user_id: str = "", login: str = "") -> Enrolled | None:
         """The enrolled student an identity names, or None (none, or more than one, fits)."""
-        for table, key in ((self._by_id, user_id), (self._by_login, _fold(login)),
-                           (self._by_login, _fold(student)), (self._by_tokens, _tokens(student)),
-                           (self._by_lastfirst, _fold(login).replace(" ", ""))):
+        tables: tuple[tuple[dict[Any, Enrolled], object], ...] = (
+            (self._by_id, user_id), (self._by_login, _fold(login)),
+            (self._by_login, _fold(student)), (self._by_tokens, _tokens(student)),
+            (self._by_lastfirst, _fold(login).replace(" ", "")))
+        for table, key in tables:
             if key and key in table:
                 return table[key]
         return None
 
-    def attribute(self, submission):  # type: ignore[no-untyped-def]
+    def attribute(self, submission: "Submission") -> "Submission":
         """``submission`` named as the roster's student, or with a note that nobody matched."""
         enrolled = self.match(submission.student, user_id=submission.user_id,
                               login=submission.login)
@@ -119,9 +127,9 @@ class Roster:
                 for s in self.students}
 
 
-def _unique(pairs: Iterable[tuple]) -> dict:
+def _unique(pairs: Iterable[tuple[_K, _V]]) -> dict[_K, _V]:
     """A dict of the pairs whose key occurs once (an ambiguous key matches nobody)."""
-    table: dict = {}
+    table: dict[_K, _V] = {}
     clashes = set()
     for key, value in pairs:
         if key in table and table[key] != value:

@@ -579,15 +579,7 @@ def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes
              steps: list[Step], results: list[StepResult], options: GradingOptions,
              execution: Execution) -> None:
     """Read one record per step, in order, within the time limits."""
-    try:   # the driver says when its Python and IPython are up (not a step's time)
-        ready = lines.get(timeout=options.startup_timeout)
-    except queue.Empty:
-        ready = None
-    if ready is None or not ready.startswith(b'{"ready":true}'):
-        _kill(process)
-        code = process.poll()
-        execution.issues.append(Issue("grader", "the sandbox did not start within "
-                                      f"{options.startup_timeout:g} s (exit status {code})"))
+    if not _started(process, lines, options, execution):
         return
     deadline = time.monotonic() + options.notebook_timeout
     index = 0
@@ -601,35 +593,10 @@ def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes
             return
         except queue.Empty:
             _kill(process)
-            if time.monotonic() >= deadline:
-                execution.issues.append(Issue("timeout", f"the notebook ran past its "
-                                              f"{options.notebook_timeout:g} s limit; from "
-                                              f"{steps[index].label} on, nothing ran"))
-                for result in results[index:]:
-                    result.status = "skipped"
-            else:
-                results[index].status = "timeout"
-                results[index].error = (f"timed out after {options.cell_timeout:g} s, did not "
-                                        "answer the interrupt, and its sandbox was ended")
-                execution.issues.append(Issue("kernel died", f"the notebook was stopped: it did "
-                                              f"not answer an interrupt after "
-                                              f"{steps[index].label} ran past its "
-                                              f"{options.cell_timeout:g} s limit"))
+            _silent(index, steps, results, options, execution, time.monotonic() >= deadline)
             return
         if line is None:   # the driver ended before the last step
-            try:
-                code: int | None = process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
-            how = "it exited" if code in (0, None) else (
-                f"killed by signal {signal.Signals(-code).name}" if code < 0 and -code in
-                signal.valid_signals() else f"exit status {code}")
-            results[index].status = "error"
-            results[index].error = "the notebook's process ended while this ran"
-            execution.issues.append(Issue("kernel died", f"the notebook's process stopped while "
-                                          f"running {steps[index].label} ({how}; did the code "
-                                          "exit, crash, or run out of memory?); the steps after "
-                                          "it did not run"))
+            _ended(process, index, steps, results, execution)
             return
         if line == _TOO_LONG:   # the running step's record, too large to be read
             results[index].status, results[index].error = "error", (
@@ -650,7 +617,73 @@ def _collect(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes
             continue
         _take(record, steps[index], index, results[index], options, execution)
         index += 1
-    line = None
+    _done_line(lines, deadline, options, execution)
+
+
+def _exit_status(process: "subprocess.Popen[bytes] | Run") -> int | None:
+    """The process's exit status, waited for up to 2 s (None: still running then)."""
+    try:
+        return process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _started(process: "subprocess.Popen[bytes] | Run", lines: "queue.Queue[bytes | None]",
+             options: GradingOptions, execution: Execution) -> bool:
+    """Whether the driver said its Python and IPython are up (not a step's time) within
+    ``startup_timeout``; if not, the sandbox is ended and the issue says so, with the exit
+    status (waited for: right after the kill a plain process has not been reaped yet)."""
+    try:
+        ready = lines.get(timeout=options.startup_timeout)
+    except queue.Empty:
+        ready = None
+    if ready is not None and ready.startswith(b'{"ready":true}'):
+        return True
+    _kill(process)
+    execution.issues.append(Issue("grader", "the sandbox did not start within "
+                                  f"{options.startup_timeout:g} s (exit status "
+                                  f"{_exit_status(process)})"))
+    return False
+
+
+def _silent(index: int, steps: list[Step], results: list[StepResult], options: GradingOptions,
+            execution: Execution, past_deadline: bool) -> None:
+    """Record why the driver fell silent at step ``index``: the notebook's time limit (the
+    rest is skipped), or a step that ran past its own and did not answer the interrupt."""
+    if past_deadline:
+        execution.issues.append(Issue("timeout", f"the notebook ran past its "
+                                      f"{options.notebook_timeout:g} s limit; from "
+                                      f"{steps[index].label} on, nothing ran"))
+        for result in results[index:]:
+            result.status = "skipped"
+        return
+    results[index].status = "timeout"
+    results[index].error = (f"timed out after {options.cell_timeout:g} s, did not "
+                            "answer the interrupt, and its sandbox was ended")
+    execution.issues.append(Issue("kernel died", f"the notebook was stopped: it did "
+                                  f"not answer an interrupt after "
+                                  f"{steps[index].label} ran past its "
+                                  f"{options.cell_timeout:g} s limit"))
+
+
+def _ended(process: "subprocess.Popen[bytes] | Run", index: int, steps: list[Step],
+           results: list[StepResult], execution: Execution) -> None:
+    """Record that the driver's process ended while step ``index`` ran, and how."""
+    code = _exit_status(process)
+    how = "it exited" if code in (0, None) else (
+        f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
+        and -code in signal.valid_signals() else f"exit status {code}")
+    results[index].status = "error"
+    results[index].error = "the notebook's process ended while this ran"
+    execution.issues.append(Issue("kernel died", f"the notebook's process stopped while "
+                                  f"running {steps[index].label} ({how}; did the code "
+                                  "exit, crash, or run out of memory?); the steps after "
+                                  "it did not run"))
+
+
+def _done_line(lines: "queue.Queue[bytes | None]", deadline: float, options: GradingOptions,
+               execution: Execution) -> None:
+    """Read the driver's last line: the output it counted and the processes it left."""
     try:
         line = lines.get(timeout=min(5.0, max(0.1, deadline - time.monotonic())))
         done = loads(line) if line else {}

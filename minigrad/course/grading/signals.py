@@ -70,7 +70,7 @@ def signals(cells: Iterable[tuple[str, str]], checks_module: str) -> list[str]:
     private = _private_names(checks_module)
     names = re.compile(r"\b(" + "|".join(map(re.escape, sorted(private))) + r")\b") \
         if private else None
-    found = []
+    found: list[str] = []
     for exercise, source in cells:
         rule = ENGINE_ANSWERS.get(exercise) or ENGINE_ANSWERS.get(exercise.split(".")[0])
         engine = re.compile(rule[0]) if rule else None
@@ -81,7 +81,7 @@ def signals(cells: Iterable[tuple[str, str]], checks_module: str) -> list[str]:
                 what = "the course's own checks, demos or grader"
             elif names is not None and (hit := names.search(code)):
                 what = f"a private name of the checks ({hit[1]})"
-            elif engine is not None and engine.search(code):
+            elif engine is not None and rule is not None and engine.search(code):
                 what = rule[1]
             if what:
                 found.append(f"exercise {exercise} uses {what} (line {number}: "

@@ -321,7 +321,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def identify(notebook: Mapping | None, submission: Submission,
+def identify(notebook: Mapping[str, Any] | None, submission: Submission,
              lessons: Mapping[int, ReleasedLesson]) -> tuple[ReleasedLesson | None, list[Issue]]:
     """Which released lesson a submission is, and any doubt about it.
 
@@ -332,14 +332,14 @@ def identify(notebook: Mapping | None, submission: Submission,
     issues: list[Issue] = []
     in_name = submission.number_in_name
     in_cells = _lesson_in_cells(notebook) if notebook is not None else None
-    if in_name in lessons:
+    if in_name is not None and in_name in lessons:
         lesson = lessons[in_name]
         if in_cells is not None and in_cells != in_name:
             issues.append(Issue("wrong lesson", f"the file is named as lesson {in_name} but its "
                                 f"exercise and check cells are lesson {in_cells}'s: it was "
                                 f"graded as lesson {in_name}"))
         return lesson, issues
-    if in_cells in lessons:
+    if in_cells is not None and in_cells in lessons:
         if in_name is not None:
             issues.append(Issue("wrong lesson", f"the file name says lesson {in_name}, which "
                                 f"was not released; its cells are lesson {in_cells}'s"))
@@ -350,7 +350,7 @@ def identify(notebook: Mapping | None, submission: Submission,
     return None, issues
 
 
-def _lesson_in_cells(notebook: Mapping) -> int | None:
+def _lesson_in_cells(notebook: Mapping[str, Any]) -> int | None:
     votes: Counter[int] = Counter()
     for cell in notebook.get("cells", []):
         for kind in ("exercise", "check"):
@@ -389,7 +389,7 @@ class Assembly:
     issues: list[Issue] = field(default_factory=list)
 
 
-def assemble(notebook: Mapping, lesson: ReleasedLesson) -> Assembly:
+def assemble(notebook: Mapping[str, Any], lesson: ReleasedLesson) -> Assembly:
     """Build the steps to run: the released lesson with the submission's exercise cells in place.
 
     Also compares the submission with the release: exercises not attempted (missing, or still
@@ -492,6 +492,6 @@ def stamp(grade: NotebookGrade, submission: Submission, notebook: Mapping[str, A
         grade.submitted_release = submitted_release(notebook)
 
 
-def _id_order(exercise_id: str) -> tuple:
+def _id_order(exercise_id: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key for exercise ids: ``"1.2" < "1.10"``."""
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in exercise_id.split("."))
