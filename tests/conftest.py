@@ -35,6 +35,11 @@ def pytest_collection_modifyitems(items):
             item.add_marker(getattr(pytest.mark, FOLDER_MARKERS[parts[0]]))
         if parts[:2] == ("course", "grading"):
             item.add_marker(pytest.mark.grading)
+        # array-api-strict checks every call it is given: a test run on it takes several times
+        # its NumPy run, so `-m "not slow"` runs the namespace tables on NumPy alone
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("ns") == "strict":
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_report_header(config):

@@ -223,6 +223,7 @@ def test_graph_is_freed_by_reference_counting_alone():
         gc.enable()
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_over_1000_steps_with_gc_disabled():
     rng = np.random.default_rng(1)
     x = mg.tensor(rng.normal(size=(32, 2)))
