@@ -22,7 +22,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 __all__ = ["Bounded", "bounded"]
 
@@ -64,22 +64,49 @@ def bounded(fn: Callable[..., Any], args: tuple[Any, ...], timeout: float,
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:   # the child: compute, answer, leave at once
-        code = 0
-        try:
-            os.close(read)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            outcome = _outcome(fn, args, failure)
-            data = json.dumps({"kind": outcome.kind, "value": outcome.value,
-                               "error_type": outcome.error_type,
-                               "failed": outcome.failed}).encode("utf-8")[:_MAX_REPLY]
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write, view):]
-        except BaseException:  # noqa: BLE001 - whatever happens, the child leaves now
-            code = 1
-        finally:
-            os._exit(code)
+        _child(fn, args, failure, read, write)
     os.close(write)
+    kind, chunks, status = _wait(pid, read, timeout, cancelled)
+    if kind == "timeout":
+        return Bounded("timeout", f"it ran past its {timeout:g} s limit and was stopped")
+    if kind == "cancelled":
+        return Bounded("cancelled", "the batch was stopped")
+    try:
+        reply = json.loads(b"".join(chunks))
+        return Bounded(str(reply["kind"]), reply["value"], str(reply["error_type"]),
+                       bool(reply["failed"]))
+    except (ValueError, KeyError, TypeError):
+        how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+               else f"exit status {os.WEXITSTATUS(status)}")
+        return Bounded("crashed", f"its process ended without an answer ({how})")
+
+
+def _child(fn: Callable[..., Any], args: tuple[Any, ...], failure: type[BaseException] | None,
+           read: int, write: int) -> NoReturn:
+    """In the fork: call ``fn``, write its outcome as JSON (at most ``_MAX_REPLY`` bytes) to
+    ``write``, and leave at once, whatever happens."""
+    code = 0
+    try:
+        os.close(read)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        outcome = _outcome(fn, args, failure)
+        data = json.dumps({"kind": outcome.kind, "value": outcome.value,
+                           "error_type": outcome.error_type,
+                           "failed": outcome.failed}).encode("utf-8")[:_MAX_REPLY]
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write, view):]
+    except BaseException:  # noqa: BLE001 - whatever happens, the child leaves now
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _wait(pid: int, read: int, timeout: float, cancelled: threading.Event | None
+          ) -> tuple[str, list[bytes], int]:
+    """Read the fork's answer from ``read`` until it closes, ``timeout`` passes ("timeout")
+    or ``cancelled`` is set ("cancelled"; the fork is then killed); ``(kind, chunks,
+    status)``, kind "" when the answer came. The fork is always waited for."""
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     kind = ""
@@ -103,18 +130,7 @@ def bounded(fn: Callable[..., Any], args: tuple[Any, ...], timeout: float,
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
-    if kind == "timeout":
-        return Bounded("timeout", f"it ran past its {timeout:g} s limit and was stopped")
-    if kind == "cancelled":
-        return Bounded("cancelled", "the batch was stopped")
-    try:
-        reply = json.loads(b"".join(chunks))
-        return Bounded(str(reply["kind"]), reply["value"], str(reply["error_type"]),
-                       bool(reply["failed"]))
-    except (ValueError, KeyError, TypeError):
-        how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exit status {os.WEXITSTATUS(status)}")
-        return Bounded("crashed", f"its process ended without an answer ({how})")
+    return kind, chunks, status
 
 
 def _outcome(fn: Callable[..., Any], args: tuple[Any, ...],

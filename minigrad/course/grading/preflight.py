@@ -164,14 +164,9 @@ def preflight(lessons: Mapping[int, ReleasedLesson], solutions: str | os.PathLik
            + (f", and the released cells of {len(graded) - len(found)} lesson(s) without a "
               "solution ran" if len(found) < len(graded) else "")) + " in the sandbox"
     key = _fingerprint(graded, found, options)
-    cache = cache_file()
-    if use_cache:
-        try:
-            if key in json.loads(cache.read_text(encoding="utf-8")).get("passed", []):
-                return Preflight("cached", f"preflight passed before for this very setup "
-                                 f"(Python, packages, release, checks): {how}")
-        except (OSError, ValueError, AttributeError):
-            pass
+    if use_cache and key in _passed():
+        return Preflight("cached", f"preflight passed before for this very setup "
+                         f"(Python, packages, release, checks): {how}")
     problems = []
     with _ZYGOTES.kept():   # the lessons run one after another in one warm zygote
         for number, lesson in sorted(graded.items()):
@@ -184,15 +179,27 @@ def preflight(lessons: Mapping[int, ReleasedLesson], solutions: str | os.PathLik
                          "sandbox, so students would lose points for the setup, not their "
                          "work. Fix this first (a missing dependency? pip install "
                          "'minigrad-course[grade]'):\n  " + "\n  ".join(problems))
+    _remember(key)
+    return Preflight("passed", f"preflight passed: {how}")
+
+
+def _passed() -> list[str]:
+    """The setups whose preflight passed (their keys, in the cache file; [] when unreadable)."""
+    try:
+        known = json.loads(cache_file().read_text(encoding="utf-8")).get("passed", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [str(k) for k in known] if isinstance(known, list) else []
+
+
+def _remember(key: str) -> None:
+    """Add ``key`` to the cache of passed setups (the last 21 kept), atomically; a cache
+    that cannot be written is left alone."""
+    cache = cache_file()
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            known = json.loads(cache.read_text(encoding="utf-8")).get("passed", [])
-        except (OSError, ValueError, AttributeError):
-            known = []
         tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"passed": [*known[-20:], key]}), encoding="utf-8")
+        tmp.write_text(json.dumps({"passed": [*_passed()[-20:], key]}), encoding="utf-8")
         os.replace(tmp, cache)
     except OSError:
         pass
-    return Preflight("passed", f"preflight passed: {how}")

@@ -465,6 +465,23 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
     execution = Execution(steps=results, checks={})
     rng = np.random.default_rng(options.seed if options.seed is not None
                                 else secrets.randbits(128))
+    job_steps, probes, splits = _job_steps(steps, lesson, rng)
+    sandbox.compile_package()   # once per grader: the sandbox cannot write byte code
+    launch = _Launch(options, lesson)
+    job = {"steps": job_steps, "cell_timeout": options.cell_timeout, "uid": launch.uid,
+           "package": lesson.checks_package, "alias": CHECKS_ALIAS,
+           "max_chars": options.message_chars, "limits": _limits(options, launch.counted),
+           "cwd": "/tmp" if options.sandbox else str(launch.workdir)}
+    if not _run_job(launch, job, steps, results, options, execution):
+        return execution
+    _judge_all(execution, splits, probes, options)
+    return execution
+
+
+def _job_steps(steps: list[Step], lesson: ReleasedLesson, rng: np.random.Generator
+               ) -> tuple[list[dict[str, Any]], dict[int, Any], dict[int, Split]]:
+    """The steps as the driver gets them, with the probes of every split check drawn from
+    ``rng``; also those probes and splits, by step index."""
     probes: dict[int, Any] = {}
     splits: dict[int, Split] = {}
     job_steps = []
@@ -476,42 +493,75 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             splits[i] = split
             probes[i] = entry["probes"] = split.probe(rng)
         job_steps.append(entry)
-    sandbox.compile_package()   # once per grader: the sandbox cannot write byte code
-    python_path = [str(p) for p in options.python_path] + _package_home(lesson.checks_package)
-    threads = options.kernel_threads or 1
-    zygote = _ZYGOTES.take(options, python_path, threads) if options.sandbox else None
-    uid = zygote.uid if zygote is not None else (
-        _UIDS.take() if options.sandbox or options.own_user else None)
-    parent = group = None
-    if zygote is None:
-        parent, workdir = _workdir(uid)
-        if uid is not None and not options.sandbox:
-            os.chmod(parent, 0o711)   # the driver's own user reaches its folder, lists nothing
-        spec = sandbox.SandboxSpec(workdir=workdir, python_path=python_path, threads=threads)
-        argv, env = sandbox.command(spec, sandboxed=options.sandbox)
-        group = sandbox.Cgroup.make(int(options.memory), options.max_processes, threads) \
+    return job_steps, probes, splits
+
+
+class _Launch:
+    """Where one notebook runs: a warm zygote, or a sandbox (or plain process) of its own
+    with its folder, user id and cgroup; :meth:`release` gives all of them back."""
+
+    def __init__(self, options: GradingOptions, lesson: ReleasedLesson) -> None:
+        self.python_path = [str(p) for p in options.python_path] + \
+            _package_home(lesson.checks_package)
+        threads = options.kernel_threads or 1
+        self.zygote = _ZYGOTES.take(options, self.python_path, threads) \
             if options.sandbox else None
-        argv = group.wrap(argv) if group is not None else argv
-    counted = (zygote.cgroup if zygote is not None else group) is not None
-    job = {"steps": job_steps, "cell_timeout": options.cell_timeout, "uid": uid,
-           "package": lesson.checks_package, "alias": CHECKS_ALIAS,
-           "max_chars": options.message_chars, "limits": _limits(options, counted),
-           "cwd": "/tmp" if options.sandbox else str(workdir)}
+        self.uid = self.zygote.uid if self.zygote is not None else (
+            _UIDS.take() if options.sandbox or options.own_user else None)
+        self.parent: Path | None = None
+        self.group: sandbox.Cgroup | None = None
+        self.workdir: Path | None = None
+        self.argv: list[str] = []
+        self.env: dict[str, str] = {}
+        if self.zygote is None:
+            self.parent, self.workdir = _workdir(self.uid)
+            if self.uid is not None and not options.sandbox:
+                os.chmod(self.parent, 0o711)   # the driver's own user reaches its folder only
+            spec = sandbox.SandboxSpec(workdir=self.workdir, python_path=self.python_path,
+                                       threads=threads)
+            self.argv, self.env = sandbox.command(spec, sandboxed=options.sandbox)
+            self.group = sandbox.Cgroup.make(int(options.memory), options.max_processes,
+                                             threads) if options.sandbox else None
+            self.argv = self.group.wrap(self.argv) if self.group is not None else self.argv
+        self.counted = (self.zygote.cgroup if self.zygote is not None else self.group) \
+            is not None
+
+    def start(self) -> "subprocess.Popen[bytes] | Run":
+        if self.zygote is not None:
+            return self.zygote.run()
+        return subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=self.env, cwd=str(self.workdir),
+                                start_new_session=True)
+
+    def release(self, execution: Execution) -> None:
+        left = _end_uid(self.uid)   # none, unless something escaped the PID namespace
+        if left:
+            execution.issues.append(Issue("kernel died", f"{len(left)} process(es) of the "
+                                          "notebook were still running and were killed"))
+        if self.zygote is not None:
+            _ZYGOTES.give_back(self.zygote)
+        else:
+            _UIDS.give_back(self.uid)
+        if self.group is not None:
+            self.group.remove()
+        if self.parent is not None:
+            shutil.rmtree(self.parent, ignore_errors=True)
+
+
+def _run_job(launch: _Launch, job: dict[str, Any], steps: list[Step], results: list[StepResult],
+             options: GradingOptions, execution: Execution) -> bool:
+    """Start the notebook, send it ``job``, collect its records; then end it and give its
+    place back. False when it could not start (said in ``execution``)."""
     process: Any = None
     lines: "queue.Queue[bytes | None]" = queue.Queue(maxsize=16)
     try:
         try:
-            if zygote is not None:
-                process = zygote.run()
-            else:
-                process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=subprocess.DEVNULL, env=env, cwd=str(workdir),
-                                           start_new_session=True)
+            process = launch.start()
         except (OSError, ZygoteError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             execution.issues.append(Issue("grader", f"the grader could not start the sandbox: "
                                           f"{type(exc).__name__}: {why}"))
-            return execution
+            return False
         _LIVE.add(process)
         threading.Thread(target=_reader, args=(process.stdout, lines), daemon=True).start()
         try:
@@ -533,18 +583,14 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
             _drain(lines)
             with contextlib.suppress(OSError):
                 process.stdout.close()
-        left = _end_uid(uid)   # none, unless something escaped the PID namespace
-        if left:
-            execution.issues.append(Issue("kernel died", f"{len(left)} process(es) of the "
-                                          "notebook were still running and were killed"))
-        if zygote is not None:
-            _ZYGOTES.give_back(zygote)
-        else:
-            _UIDS.give_back(uid)
-        if group is not None:
-            group.remove()
-        if parent is not None:
-            shutil.rmtree(parent, ignore_errors=True)
+        launch.release(execution)
+    return True
+
+
+def _judge_all(execution: Execution, splits: dict[int, Split], probes: dict[int, Any],
+               options: GradingOptions) -> None:
+    """Judge each split check's record on its probes (none, when the notebook forged
+    records), and flag output past ``max_output``."""
     if execution.forged:   # which of the step's records is the driver's cannot be told
         execution.issues.append(Issue("forged", f"the notebook wrote {execution.forged} "
                                       "record(s) of its own into the grader's channel; none of "
@@ -561,7 +607,6 @@ def run_assembly(assembly: Assembly, lesson: ReleasedLesson,
         execution.issues.append(Issue("output", f"the notebook printed "
                                       f"{execution.output_chars / 1e6:.1f} million characters; "
                                       "the grader counts output but keeps none of it"))
-    return execution
 
 
 def _drain(lines: "queue.Queue[bytes | None]", seconds: float = 2.0) -> None:
@@ -1129,19 +1174,8 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
         When there is nothing to grade, no released lesson to grade against, or no sandbox
         (and ``options.sandbox`` is True).
     """
-    from .lessons import LessonError
+    lessons, submissions = _to_grade(paths, students, released, checks_package, found)
     options = options or GradingOptions()
-    try:
-        lessons = load_lessons(released, checks_package)
-    except LessonError as exc:
-        raise GraderError(str(exc)) from exc
-    try:
-        submissions = find_submissions(paths, students) if found is None else found.submissions
-    except FileNotFoundError as exc:
-        raise GraderError(str(exc)) from exc
-    if not submissions:
-        who = f" from {', '.join(students)}" if students else ""
-        raise GraderError(f"no notebooks{who} under {', '.join(map(str, paths))}")
     if options.sandbox:
         why = sandbox.available()
         if why is not None:
@@ -1157,6 +1191,13 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
     start = time.monotonic()
     graded: list[NotebookGrade] = []
     _LIVE.cancelled.clear()
+
+    def book() -> Gradebook:
+        finished = sorted(graded, key=lambda n: (n.student, n.lesson or "~", n.path))
+        _mark_duplicates(finished)
+        return Gradebook(lessons=_summaries(lessons), notebooks=finished,
+                         seconds=round(time.monotonic() - start, 2), jobs=jobs)
+
     with _ZYGOTES.kept(), tqdm(total=len(submissions), desc="grading", unit="notebook",
                                disable=None if progress is None else not progress,
                                leave=False) as bar:
@@ -1168,36 +1209,59 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
             if on_graded is not None:
                 on_graded(result)
 
-        def book() -> Gradebook:
-            finished = sorted(graded, key=lambda n: (n.student, n.lesson or "~", n.path))
-            _mark_duplicates(finished)
-            return Gradebook(lessons=_summaries(lessons), notebooks=finished,
-                             seconds=round(time.monotonic() - start, 2), jobs=jobs)
-
-        # Ctrl-C: every sandbox and judge is ended at once, the notebooks that were running
-        # are left out (none of them finished), and the caller gets what had finished
-        if jobs == 1:
-            try:
-                for submission in submissions:
-                    done(_grade_safely(submission, lessons, options))
-            except KeyboardInterrupt:
-                _LIVE.kill_all()
-                raise Interrupted(book()) from None
-        else:
-            pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs,
-                                                         thread_name_prefix="minigrad-grade")
-            try:
-                futures = [pool.submit(_grade_safely, s, lessons, options)
-                           for s in submissions]
-                for future in concurrent.futures.as_completed(futures):
-                    done(future.result())
-            except KeyboardInterrupt:
-                _LIVE.kill_all()
-                pool.shutdown(wait=False, cancel_futures=True)   # (they end within a second)
-                raise Interrupted(book()) from None
-            except BaseException:
-                _LIVE.kill_all()
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
-            pool.shutdown(wait=True)
+        try:
+            _grade_each(submissions, lessons, options, jobs, done)
+        except KeyboardInterrupt:   # the caller gets what had finished
+            raise Interrupted(book()) from None
     return book()
+
+
+def _to_grade(paths: Sequence[str | os.PathLike[str]], students: Sequence[str] | None,
+              released: str | os.PathLike[str] | None, checks_package: str | None,
+              found: Found | None) -> tuple[dict[int, ReleasedLesson], list[Submission]]:
+    """The released lessons and the submissions to grade; :class:`GraderError` when there
+    are none of either."""
+    from .lessons import LessonError
+    try:
+        lessons = load_lessons(released, checks_package)
+    except LessonError as exc:
+        raise GraderError(str(exc)) from exc
+    try:
+        submissions = find_submissions(paths, students) if found is None else found.submissions
+    except FileNotFoundError as exc:
+        raise GraderError(str(exc)) from exc
+    if not submissions:
+        who = f" from {', '.join(students)}" if students else ""
+        raise GraderError(f"no notebooks{who} under {', '.join(map(str, paths))}")
+    return lessons, submissions
+
+
+def _grade_each(submissions: list[Submission], lessons: Mapping[int, ReleasedLesson],
+                options: GradingOptions, jobs: int,
+                done: Callable[[NotebookGrade], None]) -> None:
+    """Grade the submissions, ``jobs`` at a time, handing each grade to ``done`` as it
+    finishes. On Ctrl-C every sandbox and judge is ended at once and the notebooks that
+    were running are left out (none of them finished); the KeyboardInterrupt goes on."""
+    if jobs == 1:
+        try:
+            for submission in submissions:
+                done(_grade_safely(submission, lessons, options))
+        except KeyboardInterrupt:
+            _LIVE.kill_all()
+            raise
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs,
+                                                 thread_name_prefix="minigrad-grade")
+    try:
+        futures = [pool.submit(_grade_safely, s, lessons, options) for s in submissions]
+        for future in concurrent.futures.as_completed(futures):
+            done(future.result())
+    except KeyboardInterrupt:
+        _LIVE.kill_all()
+        pool.shutdown(wait=False, cancel_futures=True)   # (they end within a second)
+        raise
+    except BaseException:
+        _LIVE.kill_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

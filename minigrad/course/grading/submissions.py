@@ -218,32 +218,7 @@ def scan(paths: Sequence[str | os.PathLike[str]], students: Iterable[str] | None
     lost: dict[Path, Unattributed] = {}
     for given in map(Path, paths):
         if given.is_dir():
-            folder = given.resolve()
-            notebooks = list(_notebooks_under(folder))
-            relative = [p.relative_to(folder) for p in notebooks]
-            loose = [p for p, r in zip(notebooks, relative) if len(r.parts) == 1]
-            one_student = not any(len(r.parts) > 1 for r in relative) and all(
-                parse_name(p.name).student is None for p in loose)
-            for path, rel in zip(notebooks, relative):
-                if len(rel.parts) > 1:
-                    folder_parts = parse_name(rel.parts[0])
-                    student = folder_parts.student if folder_parts.source in (
-                        "moodle", "canvas", "blackboard") else rel.parts[0]
-                    parts = parse_name(path.name)   # an LMS name wins over the folder
-                    if parts.source not in ("canvas", "blackboard", "moodle"):
-                        parts = NameParts(student, "folder", path.name)
-                    sub = _from_name(path, parts)
-                elif (parts := parse_name(path.name)).student is not None:
-                    sub = _from_name(path, parts)
-                elif one_student:
-                    sub = _from_name(path, NameParts(folder.name, "folder", path.name))
-                else:
-                    lost.setdefault(path.resolve(), Unattributed(path, (
-                        "its name has no student part (lastfirst_ID_FILEID_…, …_user_attempt_"
-                        "…, Full Name_NNN_assignsubmission_file_…, student_NN_…) and it is not "
-                        "in a student's folder")))
-                    continue
-                found.setdefault(path.resolve(), sub)
+            _scan_folder(given.resolve(), found, lost)
         elif given.is_file():
             parts = parse_name(given.name)
             if parts.student is None:
@@ -262,6 +237,37 @@ def scan(paths: Sequence[str | os.PathLike[str]], students: Iterable[str] | None
         subs = [s for s in subs if shard_of(s.student, count) == index]
         unattributed = [u for u in unattributed if shard_of(u.path.name, count) == index]
     return Found(sorted(subs, key=lambda s: (s.student, str(s.path))), unattributed)
+
+
+def _scan_folder(folder: Path, found: dict[Path, Submission],
+                 lost: dict[Path, Unattributed]) -> None:
+    """Add the notebooks under ``folder`` to ``found`` (by resolved path, the first naming
+    kept) or, when nothing names their student, to ``lost``."""
+    notebooks = list(_notebooks_under(folder))
+    relative = [p.relative_to(folder) for p in notebooks]
+    loose = [p for p, r in zip(notebooks, relative) if len(r.parts) == 1]
+    one_student = not any(len(r.parts) > 1 for r in relative) and all(
+        parse_name(p.name).student is None for p in loose)
+    for path, rel in zip(notebooks, relative):
+        if len(rel.parts) > 1:
+            folder_parts = parse_name(rel.parts[0])
+            student = folder_parts.student if folder_parts.source in (
+                "moodle", "canvas", "blackboard") else rel.parts[0]
+            parts = parse_name(path.name)   # an LMS name wins over the folder
+            if parts.source not in ("canvas", "blackboard", "moodle"):
+                parts = NameParts(student, "folder", path.name)
+            sub = _from_name(path, parts)
+        elif (parts := parse_name(path.name)).student is not None:
+            sub = _from_name(path, parts)
+        elif one_student:
+            sub = _from_name(path, NameParts(folder.name, "folder", path.name))
+        else:
+            lost.setdefault(path.resolve(), Unattributed(path, (
+                "its name has no student part (lastfirst_ID_FILEID_…, …_user_attempt_"
+                "…, Full Name_NNN_assignsubmission_file_…, student_NN_…) and it is not "
+                "in a student's folder")))
+            continue
+        found.setdefault(path.resolve(), sub)
 
 
 def find_submissions(paths: Sequence[str | os.PathLike[str]],
@@ -403,25 +409,8 @@ def assemble(notebook: Mapping[str, Any], lesson: ReleasedLesson) -> Assembly:
             for exercise_id in cell_ids(cell, kind):
                 table.setdefault(exercise_id, []).append(cell.get("source", ""))
     assembly = Assembly(steps=[])
+    placed = _place_exercises(mine["exercise"], lesson, assembly)
     issues = assembly.issues
-
-    # exercises: attempted or not, and the student's source for each released exercise cell
-    placed: dict[int, str] = {}
-    for exercise_id, indices in lesson.exercise_cells.items():
-        sources = mine["exercise"].get(exercise_id)
-        released = [lesson.source(i) for i in indices]
-        if not sources:
-            issues.append(Issue("missing exercise", f"no cell is tagged exercise:{exercise_id}; "
-                                "the released placeholder was run instead"))
-            sources = released
-        elif len(sources) != len(indices):
-            issues.append(Issue("split exercise", f"{len(sources)} cells are tagged "
-                                f"exercise:{exercise_id}; they were run together, in order"))
-            sources = ["\n\n".join(sources)] + [""] * (len(indices) - 1)
-        if [normalize(s) for s in sources] != [normalize(s) for s in released]:
-            assembly.attempted.add(exercise_id)
-        placed.update(zip(indices, sources))
-
     # check cells: the released source always runs; edits and deletions are reported
     for exercise_id in lesson.check_cells:
         sources = mine["check"].get(exercise_id)
@@ -431,23 +420,7 @@ def assemble(notebook: Mapping[str, Any], lesson: ReleasedLesson) -> Assembly:
         elif sorted(map(checksum, sources)) != lesson.check_checksums(exercise_id):
             issues.append(Issue("tampered check", f"the check cell of exercise {exercise_id} "
                                 "differs from the released one; the released check was run"))
-
-    # another version of the lesson?
-    foreign = sorted(set(mine["exercise"]) | set(mine["check"]), key=_id_order)
-    foreign = [i for i in foreign if lesson_of(i) == lesson.number
-               and i not in lesson.exercise_cells and i not in lesson.check_cells]
-    theirs, ours = metadata_version(notebook), lesson.version
-    changes = release_changes(notebook, lesson)
-    if changes:
-        issues.append(Issue("old release", f"this notebook was handed out in release "
-                            f"{submitted_release(notebook)} of lesson {lesson.number}; it was "
-                            f"graded with release {lesson.release}: " + "; ".join(changes)))
-    elif foreign or (theirs is not None and ours is not None and theirs != ours):
-        why = f"it has exercises the release does not ({', '.join(foreign)})" if foreign else \
-            f"its metadata says version {theirs}, the release is {ours}"
-        issues.append(Issue("other version", f"this notebook is from another version of lesson "
-                            f"{lesson.number}: {why}"))
-
+    issues += _version_issues(notebook, lesson, mine)
     for index, cell in enumerate(lesson.notebook.cells):
         if cell.cell_type != "code":
             continue
@@ -461,6 +434,52 @@ def assemble(notebook: Mapping[str, Any], lesson: ReleasedLesson) -> Assembly:
         elif "demo" not in cell_tags(cell):
             assembly.steps.append(Step("cell", cell.source, f"cell {index + 1}"))
     return assembly
+
+
+def _place_exercises(exercises: dict[str, list[str]], lesson: ReleasedLesson,
+                     assembly: Assembly) -> dict[int, str]:
+    """The student's source for each released exercise cell (by the cell's index), the
+    exercises attempted (not missing, not still the released placeholder) marked in
+    ``assembly``, and missing or split exercises among its issues."""
+    placed: dict[int, str] = {}
+    for exercise_id, indices in lesson.exercise_cells.items():
+        sources = exercises.get(exercise_id)
+        released = [lesson.source(i) for i in indices]
+        if not sources:
+            assembly.issues.append(Issue("missing exercise", f"no cell is tagged exercise:"
+                                         f"{exercise_id}; the released placeholder was run "
+                                         "instead"))
+            sources = released
+        elif len(sources) != len(indices):
+            assembly.issues.append(Issue("split exercise", f"{len(sources)} cells are tagged "
+                                         f"exercise:{exercise_id}; they were run together, in "
+                                         "order"))
+            sources = ["\n\n".join(sources)] + [""] * (len(indices) - 1)
+        if [normalize(s) for s in sources] != [normalize(s) for s in released]:
+            assembly.attempted.add(exercise_id)
+        placed.update(zip(indices, sources))
+    return placed
+
+
+def _version_issues(notebook: Mapping[str, Any], lesson: ReleasedLesson,
+                    mine: dict[str, dict[str, list[str]]]) -> list[Issue]:
+    """An "old release" issue naming what changed, else "other version" when the notebook
+    has exercises the release lacks or metadata of another version (else none)."""
+    foreign = sorted(set(mine["exercise"]) | set(mine["check"]), key=_id_order)
+    foreign = [i for i in foreign if lesson_of(i) == lesson.number
+               and i not in lesson.exercise_cells and i not in lesson.check_cells]
+    theirs, ours = metadata_version(notebook), lesson.version
+    changes = release_changes(notebook, lesson)
+    if changes:
+        return [Issue("old release", f"this notebook was handed out in release "
+                      f"{submitted_release(notebook)} of lesson {lesson.number}; it was "
+                      f"graded with release {lesson.release}: " + "; ".join(changes))]
+    if foreign or (theirs is not None and ours is not None and theirs != ours):
+        why = f"it has exercises the release does not ({', '.join(foreign)})" if foreign else \
+            f"its metadata says version {theirs}, the release is {ours}"
+        return [Issue("other version", f"this notebook is from another version of lesson "
+                      f"{lesson.number}: {why}")]
+    return []
 
 
 def past_due(submission: Submission, lesson: int, due: Mapping[int | None, str]) -> bool:
