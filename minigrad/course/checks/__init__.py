@@ -85,14 +85,14 @@ _CHECKS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def __getattr__(name: str) -> Any:
-    """``checks.lesson1`` etc. are imported on first use."""
-    if name in _LESSONS:
+    """``checks.lesson1`` etc. (and ``checks.table``, the table API) are imported on first use."""
+    if name in _LESSONS or name == "table":
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(list(globals()) + list(_LESSONS))
+    return sorted(list(globals()) + list(_LESSONS) + ["table"])
 
 
 # ---------------------------------------------------------------------------------------------
