@@ -347,6 +347,8 @@ def _not_from(module: Any, split: Any, folder: str | None) -> str:
 
 def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Counter
               ) -> dict[str, Any]:
+    """Run one step under its time limit and make its record (``{"line": ...}``, sent by
+    the caller): the status, the output, and for a check what its run recorded."""
     dumps, ProtocolError = _DUMPS, _PROTOCOL_ERROR   # the driver's own (see _snapshot)
 
     limit = int(job.get("max_chars", 4000))
@@ -359,16 +361,45 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
 
     record: dict[str, Any] = {"step": step["index"]}
     recorder = None
-    namespace_backup = None
     if step["kind"] == "check":
         recorder = _Recorder(job["package"], step, shell.user_ns)
         recorder.replaced = _replaced(job["package"], shell.user_ns)   # before `checks` is
         recorder.suspicious = _suspicious(job["package"])              # bound to the recorder
+    signal.signal(signal.SIGALRM, alarm)
+    start = time.perf_counter()
+    error = _execute(shell, step, job, recorder)
+    record["seconds"] = round(time.perf_counter() - start, 4)
+    if timed_out:
+        record.update(status="timeout", error=f"timed out after {job['cell_timeout']:g} s and "
+                                               "was interrupted", where=_where(error))
+    elif error is not None:
+        text = f"{type(error).__name__}: {error}".rstrip(": ")
+        record.update(status="error", error=text[:limit], where=_where(error))
+    else:
+        record["status"] = "ok"
+    record["output"] = out.take()[-limit:]
+    if recorder is not None:
+        _check_fields(record, recorder, timed_out)
+    try:
+        return {"line": dumps(record)}
+    except ProtocolError as exc:  # the student's outputs hold something that is not data
+        record.pop("check", None)
+        record["check"] = {"kind": "check", "passed": False,
+                           "message": f"the values your code returned cannot be sent to the "
+                                      f"grader: {exc}", "where": ""}
+        return {"line": dumps(record)}
+
+
+def _execute(shell: Any, step: dict[str, Any], job: dict[str, Any], recorder: Any
+             ) -> BaseException | None:
+    """Run the step's source (a check with ``recorder`` bound as the checks module, and the
+    namespace put back after) under the alarm of ``cell_timeout``; what it raised, if
+    anything."""
+    namespace_backup = None
+    if recorder is not None:
         namespace_backup = shell.user_ns.get(job["alias"], _MISSING)
         shell.user_ns[job["alias"]] = recorder
-    signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, float(job["cell_timeout"]))
-    start = time.perf_counter()
     error: BaseException | None = None
     try:
         if recorder is None:
@@ -388,32 +419,19 @@ def _run_step(shell: Any, step: dict[str, Any], job: dict[str, Any], out: _Count
                 shell.user_ns.pop(job["alias"], None)
             else:
                 shell.user_ns[job["alias"]] = namespace_backup
-    record["seconds"] = round(time.perf_counter() - start, 4)
-    if timed_out:
-        record.update(status="timeout", error=f"timed out after {job['cell_timeout']:g} s and "
-                                               "was interrupted", where=_where(error))
-    elif error is not None:
-        text = f"{type(error).__name__}: {error}".rstrip(": ")
-        record.update(status="error", error=text[:limit], where=_where(error))
-    else:
-        record["status"] = "ok"
-    record["output"] = out.take()[-limit:]
-    if recorder is not None and recorder.record is not None and not timed_out:
+    return error
+
+
+def _check_fields(record: dict[str, Any], recorder: Any, timed_out: bool) -> None:
+    """A check's part of its record: what its run recorded (forged when the notebook
+    replaced what the driver sends results through), and the replaced and suspicious names."""
+    if recorder.record is not None and not timed_out:
         record["check"] = recorder.record
         tampered = _tampered(_SNAPSHOT, []) + _imports_changed()
         if tampered and recorder.record.get("kind") == "outputs":
             record["check"] = _forged("the notebook replaced what the driver sends results "
                                       "through (" + ", ".join(tampered[:5]) + ")")
-    if recorder is not None:
-        record["replaced"], record["suspicious"] = recorder.replaced, recorder.suspicious
-    try:
-        return {"line": dumps(record)}
-    except ProtocolError as exc:  # the student's outputs hold something that is not data
-        record.pop("check", None)
-        record["check"] = {"kind": "check", "passed": False,
-                           "message": f"the values your code returned cannot be sent to the "
-                                      f"grader: {exc}", "where": ""}
-        return {"line": dumps(record)}
+    record["replaced"], record["suspicious"] = recorder.replaced, recorder.suspicious
 
 
 _MISSING = object()
