@@ -7,9 +7,11 @@ One thread each (``torch.set_num_threads(1)``, ``threadpoolctl`` for NumPy's BLA
 initial weights (minigrad's state dict loaded into the PyTorch model unchanged: the script
 first checks the two give the same logits), the same batches and the same AdamW, warm-up and
 cosine schedule and clipping. The three runs -- minigrad eager, minigrad compiled
-(``minigrad.compile``) and PyTorch (eager) -- go side by side, step by step, each step timed in
-CPU time (``time.thread_time``), and the medians over ``--steps`` steps after
-``--warmup-steps`` untimed ones are compared: milliseconds per step and their ratios. The losses
+(``minigrad.compile``) and PyTorch (eager) -- go side by side, step by step, in an order that
+turns at every step, each step timed in CPU time (``time.thread_time``), and the medians over
+``--steps`` steps after ``--warmup-steps`` untimed ones are compared: milliseconds per step,
+their ratios, and the median (and quartiles) of the per-step ratios, each the ratio of two
+runs of the same step seconds apart: the figure least moved by other programs on the machine. The losses
 of the three runs must agree (float32: to 1e-2 over a few hundred steps; float64: 1e-8).
 """
 from __future__ import annotations
@@ -141,14 +143,19 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
                     "pytorch": torch_stepper(twin, targs)}
         losses: dict[str, list[float]] = {k: [] for k in steppers}
         times: dict[str, list[float]] = {k: [] for k in steppers}
+        order = list(steppers)
         for k, (x, y) in enumerate(data):
-            for label, step in steppers.items():
+            for label in order[k % 3:] + order[:k % 3]:  # each run first in turn
                 t0 = time.thread_time()
-                losses[label].append(step(x, y))
+                losses[label].append(steppers[label](x, y))
                 if k >= args.warmup_steps:
                     times[label].append(time.thread_time() - t0)
     for label in steppers:
         results[label] = (losses[label], float(np.median(times[label])))
+        # each step's time over PyTorch's time of the same step, seconds apart
+        paired = np.array(times[label]) / np.array(times["pytorch"])
+        results[label + " paired"] = tuple(float(v) for v in
+                                           np.percentile(paired, [50, 25, 75]))
     results["calls"] = dict(compiled["step"].calls)
     return results
 
@@ -178,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         losses, seconds = r[label]
         gap = float(np.max(np.abs(np.array(losses) - np.array(r["pytorch"][0]))))
         ok &= gap < tol
+        median, low, high = r[label + " paired"]
         print(f"  {label:18s} {seconds * 1000:7.2f} ms/step  {seconds * 1000 / torch_ms:5.2f}x "
-              f"PyTorch   final loss {np.mean(losses[-20:]):.4f}   |loss - PyTorch's| <= "
-              f"{gap:.1e}")
+              f"PyTorch (paired: median {median:.2f}x, quartiles {low:.2f}-{high:.2f})   "
+              f"final loss {np.mean(losses[-20:]):.4f}   |loss - PyTorch's| <= {gap:.1e}")
     print("agreement:", "ok" if ok else "MISMATCH")
     return 0 if ok else 1
 
