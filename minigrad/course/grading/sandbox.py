@@ -222,17 +222,32 @@ def command(spec: SandboxSpec, sandboxed: bool = True, zygote: dict[str, Any] | 
     bwrap = _bwrap() or "bwrap"
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
             "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
-            "--clearenv"]
+            "--clearenv", *_capabilities(zygote is not None)]
+    mounts, paths = _mounts(spec, zygote is not None)
+    argv += mounts
+    for name, value in env.items():
+        argv += ["--setenv", name, value]
+    if zygote is not None:
+        settings = {**zygote, "under_tmp": [p for p in paths if p.startswith("/tmp/")]}
+        driver = [*driver[:-1], "minigrad.course.grading.zygote", json.dumps(settings)]
+    return argv + ["--", *driver], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
+def _capabilities(zygote: bool) -> list[str]:
+    """bubblewrap's user namespace and capability options: as root, only what the driver
+    needs (to change its user id, and CAP_SETPCAP to empty its bounding set; a zygote makes
+    namespaces too); otherwise a user namespace of its own."""
     if os.getuid() == 0:
-        # the driver needs to change its user id, and nothing more (a zygote: namespaces too),
-        # and to empty its bounding set (CAP_SETPCAP)
-        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
-                 "--cap-add", "CAP_SETPCAP"]
-        argv += ["--cap-add", "CAP_SYS_ADMIN"] if zygote is not None else []
-    else:
-        argv += ["--unshare-user"]
-        argv += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"] \
-            if zygote is not None else []
+        return ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                "--cap-add", "CAP_SETPCAP", *(["--cap-add", "CAP_SYS_ADMIN"] if zygote else [])]
+    return ["--unshare-user",
+            *(["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"] if zygote else [])]
+
+
+def _mounts(spec: SandboxSpec, zygote: bool) -> tuple[list[str], list[str]]:
+    """bubblewrap's file-system options, and the read-only paths mounted besides the system's
+    folders."""
+    argv: list[str] = []
     for top in _SYSTEM:
         if os.path.islink(top):
             argv += ["--symlink", os.readlink(top), top]
@@ -255,17 +270,12 @@ def command(spec: SandboxSpec, sandboxed: bool = True, zygote: dict[str, Any] | 
     for hidden, stand_in in masked().items():   # no reference code, no judge in the sandbox
         argv += ["--ro-bind", stand_in, hidden]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    if zygote is None:   # (a zygote mounts a fresh one for each notebook)
+    if not zygote:   # (a zygote mounts a fresh one for each notebook)
         argv += ["--tmpfs", "/dev/shm"]
     # nothing but /tmp (and /dev/shm) is writable: not the root bubblewrap builds (a tmpfs that
     # every notebook of a job would share), not /dev
     argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp"]
-    for name, value in env.items():
-        argv += ["--setenv", name, value]
-    if zygote is not None:
-        settings = {**zygote, "under_tmp": [p for p in paths if p.startswith("/tmp/")]}
-        driver = [*driver[:-1], "minigrad.course.grading.zygote", json.dumps(settings)]
-    return argv + ["--", *driver], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    return argv, paths
 
 
 class Cgroup:
