@@ -98,7 +98,9 @@ def parse_name(name: str) -> NameParts:
     """Split a submission's file name (or a student folder's name) into identity and rest.
 
     >>> parse_name("doejane_LATE_12345_67890_lesson1.ipynb")
-    NameParts(student='doejane_12345', source='canvas', rest='lesson1.ipynb', late=True, user_id='12345', login='doejane')
+    NameParts(student='doejane_12345', source='canvas', rest='lesson1.ipynb', late=True, user_id='12345', login='doejane', submitted='')
+    >>> parse_name("Lesson 1_jdoe_attempt_2026-09-01-12-30-00_x.ipynb").submitted
+    '2026-09-01-12-30-00'
     >>> parse_name("Jane Doe_4242_assignsubmission_file_01_x.ipynb").student
     'Jane Doe'
     >>> parse_name("09_toy.ipynb").student is None
