@@ -169,7 +169,8 @@ def test_moodle_worksheet_is_filled_in_and_the_rest_left_as_downloaded(tmp_path)
     with pytest.raises(FormatError, match=r"2 lessons were graded; say which this assignment "
                                           r"is, as LESSON=FILE"):
         moodle_rows(book, worksheet)
-    with pytest.raises(FormatError, match=r"it lacks \['Identifier', 'Last modified \(grade\)'\]"):
+    with pytest.raises(FormatError,
+                       match=r"it lacks \['Identifier', 'Last modified \(grade\)'\]"):
         moodle_rows(book, _write(tmp_path / "bad.csv", [["Full name", "Grade"]]), 1)
     # Moodle's upload refuses a worksheet without "Last modified (grade)" (importgradeslib.php
     # init(): idindex, gradeindex and modifiedindex must all be found), so do we
