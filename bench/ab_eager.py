@@ -12,26 +12,34 @@ it. It prints, per case, the median time of each and the median of the per-round
 new / old, with their range; issue 26's bar is a paired median within 10%.
 
 Before timing, each case runs three units in both engines and checks that every loss agrees
-bit for bit, so a faster step that computed something else cannot pass.
+bit for bit, so a faster step that computed something else cannot pass. NumPy's BLAS gets one
+thread (``OPENBLAS_NUM_THREADS`` and the like default to 1, as for the benchmarks' targets): on
+a shared machine several threads make the big cases' times swing by a factor of two.
 """
 from __future__ import annotations
 
-import argparse
-import importlib
-import importlib.util
-import io
-import statistics
-import subprocess
-import sys
-import tarfile
-import tempfile
-import time
-from pathlib import Path
-from typing import Any, Callable
+import os
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before NumPy loads its BLAS
 
-from .cases import CASES, Case, Data, as_unit, init_params, make_data, sgd_step, token_cross_entropy
+import argparse  # noqa: E402 - the imports below, after the thread count is set
+import importlib  # noqa: E402
+import importlib.util  # noqa: E402
+import io  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tarfile  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from .cases import (CASES, Case, Data, as_unit, init_params, make_data,  # noqa: E402
+                    sgd_step, token_cross_entropy)
 
 ROOT = Path(__file__).resolve().parent.parent
 
