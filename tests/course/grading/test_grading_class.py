@@ -753,3 +753,20 @@ def test_rows_are_read_lazily_and_written_back_byte_for_byte(tmp_path):
     assert read_gradebook(tmp_path / "fresh").to_dict() == merged.to_dict()
     state, _, count = Journal(tmp_path / "report").state()
     assert (state, count) == ("none", 0)
+
+
+def test_pages_follow_the_runs_feedback_level(tmp_path, released):
+    """Pages are written once, at the run's --feedback level; a regrade at another level
+    rebuilds every page, not only the regraded student's."""
+    folder = _unattempted_class(tmp_path / "subs", ["ann", "bob"])
+    out = tmp_path / "report"
+    _run(folder, out, released, feedback="score")
+    pages = {p.name: p.read_text() for p in (out / "feedback").glob("*.md")}
+    assert sorted(pages) == ["ann.md", "bob.md"]
+    assert all(text.startswith("# Scores for ") for text in pages.values())
+    _run(folder, out, released, students=["ann"], feedback="score")
+    assert (out / "feedback" / "bob.md").read_text() == pages["bob.md"]
+    _run(folder, out, released, students=["ann"], feedback="full")
+    assert all(p.read_text().startswith("# Feedback for ") for p in (out / "feedback").glob("*.md"))
+    with pytest.raises(GraderError, match="feedback must be one of full, cases, score"):
+        _run(folder, out, released, feedback="none")
