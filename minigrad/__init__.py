@@ -6,9 +6,11 @@
 >>> x.grad
 array([2., 4., 6.])
 
-Layout: this top level is the engine and library (tensor, backend, broadcast, functional,
-conv, nn, optim, graph, gradcheck, serialize, data), and compile: a fast path next to the
-engine that records a training step's NumPy calls and replays them. Imports: NumPy (in ``backend`` alone) and
+Layout: this top level is the engine and library (tensor, the core, and the families of
+operations it is given: elementwise, comparisons, reductions, reshaping, selection, shape_ops,
+creation; backend, broadcast, functional, conv, nn, optim, graph, gradcheck, serialize, data),
+and compile: a fast path next to the engine that records a training step's NumPy calls and
+replays them. Imports: NumPy (in ``backend`` alone) and
 array-api-compat; never ``minigrad.export`` or ``minigrad.course``, which sit on top of it.
 """
 from .broadcast import unbroadcast
