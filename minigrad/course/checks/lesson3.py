@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import sys
 import types
 from typing import Any, Callable, Iterator
 
@@ -120,9 +121,15 @@ def _find_tensors(value: Any, path: str, out: dict[int, tuple[str, Any]],
 
 @contextlib.contextmanager
 def _recorded_ops() -> Iterator[list[str]]:
-    """Record the name of every operation that is written into a graph inside the block."""
+    """Record the name of every operation that is written into a graph inside the block.
+
+    The spy replaces ``op`` in every engine module that calls it by that name: the core and
+    the modules of the other operations (``minigrad.elementwise``, ``reductions``, ...).
+    """
     recorded: list[str] = []
     original = getattr(_engine, "op")
+    callers = [m for name, m in list(sys.modules.items())
+               if name.startswith("minigrad.") and getattr(m, "op", None) is original]
 
     def spy(data: Any, parents: Any, vjp: Any, saved: tuple[Any, ...] = (),
             name: str = "op") -> Tensor:
@@ -131,11 +138,13 @@ def _recorded_ops() -> Iterator[list[str]]:
             recorded.append(name)
         return out
 
-    setattr(_engine, "op", spy)
+    for module in callers:
+        setattr(module, "op", spy)
     try:
         yield recorded
     finally:
-        setattr(_engine, "op", original)
+        for module in callers:
+            setattr(module, "op", original)
 
 
 # ---------------------------------------------------------------------------------------------

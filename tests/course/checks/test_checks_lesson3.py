@@ -310,6 +310,15 @@ class SGDInGraph(SGD):
                 p.data = (p - self.lr * Tensor(p.grad)).data
 
 
+class SGDInGraphThroughAFamilyOp(SGD):
+    """Records through an operation of minigrad.elementwise (clamp), not of the core."""
+
+    def step(self):
+        for p in self.params:
+            if p.grad is not None:
+                p.data = (p - self.lr * Tensor(p.grad)).clamp(-1e9, 1e9).data
+
+
 class SGDReplacing(SGD):
     """Replaces each parameter by a new tensor: the model never sees the update."""
 
@@ -390,6 +399,14 @@ def test_the_recording_spy_is_removed_even_when_a_check_fails():
     original = engine.op
     fails(lesson3.sgd, SGDInGraph, Parameter, match=r"recorded")
     assert engine.op is original
+    import minigrad.elementwise
+    assert minigrad.elementwise.op is original
+
+
+def test_an_update_recorded_by_an_operation_outside_the_core_is_caught():
+    """The spy sees every module that calls op(), the core's and the families' (clamp lives
+    in minigrad.elementwise)."""
+    fails(lesson3.sgd, SGDInGraphThroughAFamilyOp, Parameter, match=r"recorded.*clamp")
     x = minigrad.tensor([1.0], requires_grad=True)
     (x * 2).sum().backward()
     assert x.grad.tolist() == [2.0]
