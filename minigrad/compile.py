@@ -808,6 +808,7 @@ class CompiledStep:
                 return _plain_result(result, rec)
             problems.append(f"the step itself changes the state it reaches: {change}")
         problems += _replay_problems(rec, result, outputs, strangers)
+        problems += _kept_results(self.step, optimizers, result)
         if problems:
             self._give_up(key, problems[0])
             return _plain_result(result, rec)
@@ -909,6 +910,19 @@ def _replay_problems(rec: _Recorder, result: Any, outputs: Any, strangers: list[
                         "the parameters or their gradients (it could not be checked "
                         "before a replay changes them)")
     return problems
+
+
+def _kept_results(step: Callable[..., Any], optimizers: list[Any], result: Any) -> list[str]:
+    """A tensor the step computed and kept in the state it reaches (a module's attribute, a
+    trainer's list): a replay runs no Python, so that tensor would keep the recorded values
+    (or memory a later call reuses). The step runs eagerly; the reason names where it is."""
+    returned = {id(t) for t in (result if isinstance(result, (tuple, list)) else (result,))}
+    for where, t in StateGuard(step, optimizers).results:
+        if isinstance(t.data, _Traced) and id(t) not in returned:
+            return [f"the step keeps a tensor it computed in {where}: a replay runs no Python "
+                    f"and would not update it; return it from the step instead (a replay "
+                    f"returns fresh values of what the step returns)"]
+    return []
 
 
 def _constant_fill(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> bool:

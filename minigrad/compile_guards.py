@@ -103,6 +103,7 @@ class StateGuard:
         self._tensor_where: list[str] = []
         self._optimizers: list[Any] = []  # versions
         self._versions: list[int] = []
+        self.results: list[tuple[str, Tensor]] = []  # computed tensors kept in the state
         self._seen: set[int] = set()
         self._walk_callable(step, getattr(step, "__name__", "step"), 0)
         for k, opt in enumerate(optimizers):
@@ -142,6 +143,7 @@ class StateGuard:
                     value = cell.cell_contents
                 except ValueError:  # a cell not filled yet
                     continue
+                self.results += _results_in(value, f"{where}: {name}")
                 if _is_state(value) or _has_attributes(value):
                     self._cells.append(cell)
                     self._cell_values.append(value)
@@ -150,6 +152,7 @@ class StateGuard:
         g = fn.__globals__
         for name in sorted(_global_names(fn.__code__)):
             value = g.get(name, _MISSING)
+            self.results += _results_in(value, f"{where}: global {name}")
             if _is_state(value) or _has_attributes(value):
                 self._slot(g, name, value, f"{where}: global {name}")
                 self._walk(value, name, depth + 1)
@@ -203,6 +206,7 @@ class StateGuard:
         if isinstance(obj, Module) or _is_state(attributes):
             self._size(attributes, where)
         for name, item in attributes.items():
+            self.results += _results_in(item, f"{where}.{name}")
             if _is_state(item) or (name == "training" and isinstance(obj, Module)):
                 self._slot(attributes, name, item, f"{where}.{name}")
                 if _is_state(item):
@@ -262,6 +266,19 @@ class StateGuard:
 
 
 _MISSING = object()
+
+
+def _results_in(value: Any, where: str, depth: int = 0) -> list[tuple[str, Tensor]]:
+    """The tensors made by an operation in ``value`` (a tensor, or lists, tuples and dicts of
+    them, two levels deep), with where each sits: results kept for later, which a replay
+    does not update."""
+    if isinstance(value, Tensor):
+        return [(where, value)] if value._op is not None else []
+    if depth < 2 and isinstance(value, (list, tuple)):
+        return [r for i, v in enumerate(value) for r in _results_in(v, f"{where}[{i}]", depth + 1)]
+    if depth < 2 and isinstance(value, dict):
+        return [r for k, v in value.items() for r in _results_in(v, f"{where}[{k!r}]", depth + 1)]
+    return []
 
 
 def _lookup(container: Any, key: Any) -> Any:

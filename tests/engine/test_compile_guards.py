@@ -288,6 +288,74 @@ def test_plain_values_the_step_keeps_do_not_stop_the_replays():
     assert compiled.changes == []
 
 
+class KeepsItsHidden(nn.Module):
+    """Keeps an intermediate result to look at later, as a student might."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = nn.Linear(3, 8, seed=0), nn.Linear(8, 2, seed=1)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        self.hidden = self.first(x).relu() * 2.0  # nothing in the step reads it
+        return self.second(self.hidden)
+
+
+@pytest.mark.parametrize("where", ["module attribute", "closure list"])
+def test_a_computed_tensor_kept_in_the_state_runs_eagerly_and_says_where(where):
+    """A replay runs no Python: a tensor the step keeps would hold the recorded values (it
+    did, silently, before). The step runs eagerly, exact, and says where the tensor is."""
+    runs = []
+    for compiled in (False, True):
+        model = KeepsItsHidden()
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        kept: list[mg.Tensor] = []
+
+        def step(x: mg.Tensor, y: np.ndarray) -> mg.Tensor:
+            opt.zero_grad()
+            logits = model(x)
+            if where == "closure list":
+                kept[:] = [logits]
+            loss = F.cross_entropy(logits, y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = mg.compile(step) if compiled else step
+        seen = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for x, y in batches():
+                run(x, y)
+                seen.append((model.hidden if where == "module attribute" else kept[0]).data.copy())
+        runs.append(seen)
+    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+    assert run.calls["replayed"] == 0
+    said = [str(w.message) for w in caught if issubclass(w.category, CompileWarning)]
+    name = "model.hidden" if where == "module attribute" else "step: kept[0]"
+    assert said and f"the step keeps a tensor it computed in {name}: a replay" in said[0], said
+
+
+def test_a_kept_tensor_returned_instead_replays():
+    model = KeepsItsHidden()
+    opt = optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x: mg.Tensor, y: np.ndarray) -> tuple[mg.Tensor, mg.Tensor]:
+        opt.zero_grad()
+        logits = model(x)
+        del model.hidden  # not kept: returned
+        loss = F.cross_entropy(logits, y)
+        loss.backward()
+        opt.step()
+        return loss, logits
+
+    compiled = mg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        for x, y in batches():
+            compiled(x, y)
+    assert compiled.calls["replayed"] == CALLS - 3
+
+
 class Trainer:
     def __init__(self) -> None:
         self.model = mlp()
