@@ -171,6 +171,9 @@ def grade_class(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[
                 progress: bool | None = False, feedback: str = "full") -> Gradebook:
     """Grade the notebooks under ``paths`` into the report folder ``out``; return its gradebook.
 
+    Long because its signature and docstring list every option of a class's run (14
+    parameters); its body, about 40 lines, calls one helper per stage.
+
     Parameters
     ----------
     paths : sequence of paths

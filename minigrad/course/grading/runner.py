@@ -1142,6 +1142,9 @@ def grade(paths: Sequence[str | os.PathLike[str]], *, students: Sequence[str] | 
           found: Found | None = None) -> Gradebook:
     """Grade every notebook under ``paths`` against the released lessons.
 
+    Long because its signature and docstring describe each of its options; its body, about
+    40 lines, hands the notebooks to the workers and collects their grades.
+
     Parameters
     ----------
     paths : sequence of paths

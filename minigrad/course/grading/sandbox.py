@@ -342,7 +342,7 @@ class Cgroup:
         return group if folders else None
 
     def wrap(self, argv: list[str]) -> list[str]:
-        """``argv`` started in this cgroup (it moves itself in, then ``exec``\ s)."""
+        """``argv`` started in this cgroup (the shell moves itself in, then runs ``exec``)."""
         script = ('while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; '
                   'done; shift; exec "$@"')
         return ["/bin/sh", "-c", script, "sh", *map(str, self.folders.values()), "--", *argv]
