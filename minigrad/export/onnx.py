@@ -77,6 +77,9 @@ def export(model: nn.Module, example_input: Any, path: str | os.PathLike[str] | 
            dynamic_batch: bool = True) -> ModelProto:
     """Write ``model`` to ``path`` as an ONNX model (modelled on ``torch.onnx.export``).
 
+    Long because this docstring is the reference of every parameter: the code itself is about
+    30 lines, one helper per stage.
+
     Parameters
     ----------
     model : nn.Module

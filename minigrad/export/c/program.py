@@ -546,6 +546,9 @@ def compile_training_step(model: nn.Module, *, loss: str = "cross_entropy", batc
                           epochs: int = 100) -> CProgram:
     """Write a network's whole training step as one self-contained C99 file.
 
+    Long because this docstring is the reference of the C file and of every parameter: the
+    code itself is about 20 lines.
+
     The C file holds ONE static array, ``buf``, with every parameter, gradient, momentum,
     activation and scratch array at an offset fixed now; it never allocates memory. It
     defines, with ``T`` the C type (``double`` or ``float``)::
