@@ -24,7 +24,7 @@ import ast
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "minigrad"
+PACKAGE = Path(__file__).resolve().parents[1] / "minigrad"
 
 #: The most lines a function may have without a stated reason.
 LIMIT = 60
