@@ -32,15 +32,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_old(rev: str, where: Path) -> Any:
-    """The package ``minigrad`` as it was at ``rev``, imported as ``minigrad_ab``."""
+def load_rev(rev: str, where: Path, name: str = "minigrad_ab") -> Any:
+    """The package ``minigrad`` as it was at ``rev``, imported as ``name`` (its imports are
+    relative, so several load side by side)."""
     archive = subprocess.run(["git", "archive", "--format=tar", rev, "minigrad"], cwd=ROOT,
                              check=True, capture_output=True).stdout
+    (where / name).mkdir()
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(where, filter="data")
-    (where / "minigrad").rename(where / "minigrad_ab")
-    sys.path.insert(0, str(where))
-    return importlib.import_module("minigrad_ab")
+        tar.extractall(where / name, filter="data")
+    (where / name / "minigrad").rename(where / name / name)
+    sys.path.insert(0, str(where / name))
+    return importlib.import_module(name)
 
 
 def compiled_step(mg: Any, model: Any, opt: Any, x: np.ndarray, y: np.ndarray
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     import minigrad as new
 
     with tempfile.TemporaryDirectory() as tmp:
-        old = load_old(args.rev, Path(tmp))
+        old = load_rev(args.rev, Path(tmp))
         print(f"A/B of compiled replays: this checkout (new) against {args.rev} (old), "
               f"{args.rounds} rounds of {args.calls} replays")
         print(f"{'case':28s} {'old us':>8s} {'new us':>8s} {'new/old':>8s}  range")

@@ -38,23 +38,12 @@ from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from .ab_compile import load_rev  # noqa: E402
 from .cases import (CASES, Case, Data, as_unit, init_params, make_data,  # noqa: E402
                     sgd_step, token_cross_entropy)
+from .impl_minigrad import _model as _bench_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def load_rev(rev: str, where: Path, name: str) -> Any:
-    """The package ``minigrad`` as it was at ``rev``, imported as ``name`` (its imports are
-    relative, so several load side by side)."""
-    archive = subprocess.run(["git", "archive", "--format=tar", rev, "minigrad"], cwd=ROOT,
-                             check=True, capture_output=True).stdout
-    (where / name).mkdir()
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(where / name, filter="data")
-    (where / name / "minigrad").rename(where / name / name)
-    sys.path.insert(0, str(where / name))
-    return importlib.import_module(name)
 
 
 def _modules(mg: Any) -> tuple[Any, Any, Any]:
@@ -93,22 +82,7 @@ def _model(mg: Any, case: Case, params: list[np.ndarray], vocab: int) -> Any:
         model = _gpt_module(mg).GPT(vocab, context, width, heads, blocks, seed=0, dtype=dt)
         model.load_state_dict(dict(zip(model.state_dict(), params)))
         return model
-    if case.kind == "lenet":
-        model = nn.Sequential(
-            nn.Conv2d(1, 6, 5, seed=0, dtype=dt), nn.MaxPool2d(2), nn.ReLU(),
-            nn.Conv2d(6, 16, 5, seed=1, dtype=dt), nn.MaxPool2d(2), nn.ReLU(),
-            nn.Flatten(),
-            nn.Linear(400, 120, seed=2, dtype=dt), nn.ReLU(),
-            nn.Linear(120, 84, seed=3, dtype=dt), nn.ReLU(),
-            nn.Linear(84, 10, seed=4, dtype=dt))
-    else:
-        layers: list[Any] = []
-        for k, (i, o) in enumerate(zip(case.sizes[:-1], case.sizes[1:])):
-            layers += [nn.Linear(i, o, seed=k, dtype=dt), nn.ReLU()]
-        model = nn.Sequential(*layers[:-1])
-    names = [name for name, _ in model.named_parameters()]
-    model.load_state_dict(dict(zip(names, params)))
-    return model
+    return _bench_model(case, params, nn)
 
 
 def eager_unit(mg: Any, case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], Any]:

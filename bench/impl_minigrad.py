@@ -7,6 +7,7 @@ Batches are turned into tensors before the clock starts, as for PyTorch.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,9 @@ from .cases import Case, Data, _gpt_model, as_unit, sgd_step, token_cross_entrop
 __all__ = ["make_step"]
 
 
-def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
+def _model(case: Case, params: list[np.ndarray], nn: Any = nn) -> Any:
+    """The network of ``case`` (LeNet-5 or an MLP) with the weights ``params``; ``nn`` is the
+    engine's module of layers (another engine's for bench.ab_eager)."""
     dt = case.dtype
     if case.kind == "lenet":
         model = nn.Sequential(  # pool, then ReLU: see bench.cases
@@ -30,7 +33,7 @@ def _model(case: Case, params: list[np.ndarray]) -> nn.Module:
             nn.Linear(120, 84, seed=3, dtype=dt), nn.ReLU(),
             nn.Linear(84, 10, seed=4, dtype=dt))
     else:
-        layers: list[nn.Module] = []
+        layers: list[Any] = []
         for k, (i, o) in enumerate(zip(case.sizes[:-1], case.sizes[1:])):
             layers += [nn.Linear(i, o, seed=k, dtype=dt), nn.ReLU()]
         model = nn.Sequential(*layers[:-1])
