@@ -3,7 +3,6 @@ state dict with PyTorch's keys and shapes, has a --help, and its compiled step i
 bit for bit while replaying."""
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import optim
+from tests.support.examples import load_example
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "char_gpt.py"
 
@@ -30,10 +30,7 @@ TORCH_STATE_DICT = ([("tok_emb.weight", (86, 32)), ("pos_emb.weight", (32, 32))]
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("char_gpt", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("char_gpt")
 
 
 def test_smoke_run_learns_writes_and_saves_pytorchs_state_dict(tmp_path, capsys):

@@ -2,7 +2,6 @@
 samples, draws its loss curve, saves a state dict with PyTorch's names, and has a --help."""
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
@@ -11,15 +10,13 @@ from pathlib import Path
 import numpy as np
 
 import minigrad as mg
+from tests.support.examples import load_example
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "char_rnn.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("char_rnn", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("char_rnn")
 
 
 def test_smoke_run_learns_and_writes(tmp_path, capsys):

@@ -2,20 +2,15 @@
 with finite differences, and recovers the known answer it states."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.support.examples import load_example
+
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example(name)
 
 
 def test_projectile_is_aimed_at_the_target(tmp_path, capsys):

@@ -7,9 +7,7 @@ is run by the onnx package's reference evaluator instead.
 """
 from __future__ import annotations
 
-import importlib.util
 import io
-import pathlib
 import re
 import subprocess
 import sys
@@ -21,6 +19,7 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.data import moons
 from minigrad.export.onnx import SUPPORTED_MODULES, export
+from tests.support.examples import load_example
 
 try:
     import onnx
@@ -489,17 +488,13 @@ def test_importing_minigrad_does_not_import_onnx():
 # examples/export_onnx.py
 
 
-def load_example():
-    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "export_onnx.py"
-    spec = importlib.util.spec_from_file_location("export_onnx_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_onnx_example():
+    return load_example("export_onnx", "export_onnx_example")
 
 
 @needs_onnx
 def test_example_trains_exports_and_verifies(tmp_path, capsys):
-    example = load_example()
+    example = load_onnx_example()
     out = tmp_path / "moons.onnx"
     difference = example.main(["--out", str(out), "--epochs", "3"])
     printed = capsys.readouterr().out
@@ -512,7 +507,7 @@ def test_example_trains_exports_and_verifies(tmp_path, capsys):
 
 @needs_onnx
 def test_example_exports_a_saved_state_dict(tmp_path, capsys):
-    example = load_example()
+    example = load_onnx_example()
     trained = example.build_model([8], seed=3, dtype="float64")  # as train_moons.py saves
     mg.save(trained.state_dict(), tmp_path / "moons.npz")
     out = tmp_path / "loaded.onnx"

@@ -2,7 +2,6 @@
 same outputs as minigrad), and the C exporter refusing them with a clear message."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -12,17 +11,15 @@ from tests.export.test_onnx_export import HAVE_ONNX, run_onnxruntime
 import minigrad as mg
 from minigrad import nn
 from minigrad.export.c import UnsupportedModuleError, compile_training_step
+from tests.support.examples import load_example
 
 pytestmark_onnx = pytest.mark.skipif(not HAVE_ONNX, reason="onnx and onnxruntime are not "
                                      "installed (pip install 'minigrad-course[onnx]')")
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "char_gpt.py"
 
 
-def load_example():
-    spec = importlib.util.spec_from_file_location("char_gpt", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_char_gpt():
+    return load_example("char_gpt")
 
 
 def reference(model: nn.Module, x: np.ndarray) -> np.ndarray:
@@ -78,7 +75,7 @@ def test_the_char_gpt_runs_in_onnxruntime_as_in_minigrad(tmp_path, tie):
     import onnx
 
     from minigrad.export.onnx import export
-    char_gpt = load_example()
+    char_gpt = load_char_gpt()
     model = char_gpt.GPT(30, 8, 16, 4, 2, tie=tie, seed=0)
     ids = np.random.default_rng(0).integers(0, 30, (2, 8))
     path = tmp_path / "gpt.onnx"
@@ -96,7 +93,7 @@ def test_the_char_gpt_runs_in_onnxruntime_as_in_minigrad(tmp_path, tie):
 
 @pytestmark_onnx
 def test_the_example_exports_its_trained_model(tmp_path):
-    char_gpt = load_example()
+    char_gpt = load_char_gpt()
     path = tmp_path / "gpt.onnx"
     result = char_gpt.main(["--smoke", "--steps", "4", "--eval-every", "4", "--onnx",
                             str(path)])
@@ -115,7 +112,7 @@ def test_what_one_graph_cannot_say_is_refused(tmp_path):
     with pytest.raises(TypeError, match="activation"):
         export(nn.TransformerEncoderLayer(8, 2, 16, activation=lambda x: x.tanh(), seed=0),
                np.ones((3, 2, 8)), tmp_path / "m.onnx")
-    char_gpt = load_example()
+    char_gpt = load_char_gpt()
     with pytest.raises(TypeError, match="integer token ids"):
         export(char_gpt.GPT(30, 8, 16, 4, 1, seed=0, dtype="float64"), np.ones((2, 8)),
                tmp_path / "m.onnx")
@@ -128,4 +125,4 @@ def test_what_one_graph_cannot_say_is_refused(tmp_path):
 ], ids=["encoder-layer", "multihead-attention", "char-gpt"])
 def test_the_c_exporter_refuses_attention_and_says_to_use_onnx(make):
     with pytest.raises(UnsupportedModuleError, match="no C translation.*ONNX"):
-        compile_training_step(make(load_example()), batch_size=4, lr=0.1)
+        compile_training_step(make(load_char_gpt()), batch_size=4, lr=0.1)
