@@ -22,15 +22,42 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import Any, Callable
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before NumPy loads its BLAS (threadpoolctl may be absent)
 
+import numpy as np  # noqa: E402 - after the thread count is set
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
+
+
+def one_blas_thread() -> Any:
+    """A context that holds NumPy's BLAS to one thread (threadpoolctl), or does nothing where
+    threadpoolctl is absent (the environment variables above then hold it)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
+
+def interleaved(steppers: dict[str, Callable[[Any, Any], float]], batches: list[Any],
+                warmup: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Run every stepper on each batch in an order that turns at every batch (each run first
+    in turn), each step timed in CPU time; the losses of all steps and the times of those after
+    ``warmup``, per stepper."""
+    losses: dict[str, list[float]] = {k: [] for k in steppers}
+    times: dict[str, list[float]] = {k: [] for k in steppers}
+    order = list(steppers)
+    for k, (x, y) in enumerate(batches):
+        for label in order[k % len(order):] + order[:k % len(order)]:
+            t0 = time.thread_time()
+            losses[label].append(steppers[label](x, y))
+            if k >= warmup:
+                times[label].append(time.thread_time() - t0)
+    return losses, times
 
 
 def torch_gpt(model: Any, args: argparse.Namespace) -> Any:
@@ -110,11 +137,6 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     import char_gpt
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # the environment variables above hold BLAS to one thread
-        def threadpool_limits(n: int) -> Any:
-            return contextlib.nullcontext()
     torch.set_num_threads(1)
     total = args.steps + args.warmup_steps
     ex = char_gpt.parse_args(["--dtype", args.dtype, "--layers", str(args.layers),
@@ -125,7 +147,7 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
         setattr(args, key, getattr(ex, key))
     text = char_gpt.load_text(ex.chars)
     results: dict[str, Any] = {}
-    with threadpool_limits(1):
+    with one_blas_thread():
         ex.compile = False
         eager = char_gpt.build(text, ex)
         ex.compile = True
@@ -141,15 +163,7 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
         steppers = {"minigrad eager": minigrad_stepper(eager),
                     "minigrad compiled": minigrad_stepper(compiled),
                     "pytorch": torch_stepper(twin, targs)}
-        losses: dict[str, list[float]] = {k: [] for k in steppers}
-        times: dict[str, list[float]] = {k: [] for k in steppers}
-        order = list(steppers)
-        for k, (x, y) in enumerate(data):
-            for label in order[k % 3:] + order[:k % 3]:  # each run first in turn
-                t0 = time.thread_time()
-                losses[label].append(steppers[label](x, y))
-                if k >= args.warmup_steps:
-                    times[label].append(time.thread_time() - t0)
+        losses, times = interleaved(steppers, data, args.warmup_steps)
     for label in steppers:
         results[label] = (losses[label], float(np.median(times[label])))
         # each step's time over PyTorch's time of the same step, seconds apart

@@ -18,17 +18,17 @@ moved by the other programs on the machine). The losses must agree (float32: 1e-
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before NumPy loads its BLAS (threadpoolctl may be absent)
+
+import numpy as np  # noqa: E402 - after the thread count is set
+
+from .char_gpt_torch import interleaved, one_blas_thread  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
@@ -107,17 +107,12 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     import char_rnn
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # the environment variables above hold BLAS to one thread
-        def threadpool_limits(n: int) -> Any:
-            return contextlib.nullcontext()
     torch.set_num_threads(1)
     ex = char_rnn.parse_args(["--dtype", args.dtype])
     for key in ("embed", "hidden", "layers", "batch", "chunk", "lr", "clip"):
         setattr(args, key, getattr(ex, key))
     text = char_rnn.load_text(ex.chars)
-    with threadpool_limits(1):
+    with one_blas_thread():
         eager, opt_e, data, chars = char_rnn.build(text, ex)
         compiled, opt_c, _, _ = char_rnn.build(text, ex)
         shape = (ex.layers, ex.batch, ex.hidden)
@@ -129,15 +124,7 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
                   for t in range(0, ex.chunk * total, ex.chunk)]
         if len(chunks[-1][1]) != ex.chunk:
             raise SystemExit(f"char_rnn_torch: the text holds fewer than {total} chunks")
-        losses: dict[str, list[float]] = {k: [] for k in steppers}
-        times: dict[str, list[float]] = {k: [] for k in steppers}
-        order = list(steppers)
-        for k, (x, y) in enumerate(chunks):
-            for label in order[k % 3:] + order[:k % 3]:  # each run first in turn
-                t0 = time.thread_time()
-                losses[label].append(steppers[label](x, y))
-                if k >= args.warmup_steps:
-                    times[label].append(time.thread_time() - t0)
+        losses, times = interleaved(steppers, chunks, args.warmup_steps)
     return {"losses": losses, "times": times, "calls": dict(run_step[-1].calls)}
 
 
