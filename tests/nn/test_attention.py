@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from tests.support.attention_recipe import (BY_NAME, CASES, MinigradLib, decode, fixed, load_pinned,
                               load_state_dict_shapes, run, upper, weights_for)
-from tests.support.engine_helpers import NAMESPACES, make, namespace
+from tests.support.engine_helpers import NAMESPACES, layer_function, make, namespace
 
 import minigrad as mg
 from minigrad import functional as F
@@ -75,24 +75,6 @@ def test_repr():
 # Finite differences, on NumPy and array-api-strict
 
 
-def _set(layer: nn.Module, dotted: str, value: mg.Tensor) -> None:
-    owner, _, name = dotted.rpartition(".")
-    for part in owner.split(".") if owner else ():
-        layer = getattr(layer, part)
-    setattr(layer, name, value)
-
-
-def _layer_function(layer: nn.Module, call):
-    names = [n for n, _ in layer.named_parameters()]
-
-    def fn(*tensors):
-        k = len(tensors) - len(names)
-        for name, p in zip(names, tensors[k:]):
-            _set(layer, name, p)
-        return call(layer, *tensors[:k])
-    return fn
-
-
 def _bool(xp, a):
     return a if xp is np else xp.asarray(a)
 
@@ -150,7 +132,7 @@ def test_layer_gradients_match_finite_differences(name, ns):
     x0 = np.random.default_rng(5).normal(size=x_shape)
     with namespace(ns) as xp:
         inputs = [make(xp, x0)] + [make(xp, v) for v in values]
-        result = mg.gradcheck(_layer_function(layer, call(xp)), *inputs, atol=1e-7, rtol=1e-6)
+        result = mg.gradcheck(layer_function(layer, call(xp)), *inputs, atol=1e-7, rtol=1e-6)
     assert result, result.message
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.support.engine_helpers import NAMESPACES, make, namespace
+from tests.support.engine_helpers import NAMESPACES, layer_function, make, namespace
 
 import minigrad as mg
 from minigrad import graph, nn
@@ -227,18 +227,6 @@ def test_float32_layers_stay_float32():
 
 # ---------------------------------------------------------------------------------------------
 # Gradients against finite differences, on NumPy and array-api-strict
-
-
-def layer_function(layer: nn.Module, call):
-    """``fn(x, *parameters)``: the layer run with the given tensors as its parameters."""
-    names = [n for n, _ in layer.named_parameters()]
-
-    def fn(x, *params):
-        for name, p in zip(names, params):
-            setattr(layer, name, p)
-        return call(layer, x)
-
-    return fn
 
 
 LAYERS = {

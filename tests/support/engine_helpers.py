@@ -87,3 +87,21 @@ def mlp_sgd_step(params: list[mg.Tensor], x: mg.Tensor, y: mg.Tensor,
             p.data -= lr * p.grad
             p.grad = None
     return loss
+
+
+def layer_function(layer, call):
+    """``fn(*inputs, *parameters)``: ``call(layer, *inputs)`` with the given tensors put in
+    place of the layer's parameters (dotted names reach sub-layers), for ``mg.gradcheck`` of
+    the inputs and every parameter at once."""
+    names = [n for n, _ in layer.named_parameters()]
+
+    def fn(*tensors):
+        k = len(tensors) - len(names)
+        for dotted, p in zip(names, tensors[k:]):
+            owner, _, name = dotted.rpartition(".")
+            module = layer
+            for part in owner.split(".") if owner else ():
+                module = getattr(module, part)
+            setattr(module, name, p)
+        return call(layer, *tensors[:k])
+    return fn
