@@ -230,16 +230,14 @@ def exercise(exercise_id: str, split: Split | None = None
             _RESULTS[exercise_id] = False
             try:
                 body(*args, **kwargs)
-            except CheckFailed as error:
+            except Exception as error:  # noqa: BLE001 - any error is reported like a failure
                 if raising():
                     raise
-                _print_failure(exercise_id, str(error), _student_frames(error))
-                return
-            except Exception as error:  # noqa: BLE001 - reported like a failed check
-                if raising():
-                    raise
-                _print_failure(exercise_id, f"the check stopped with {type(error).__name__}: "
-                                            f"{error}", [])
+                if isinstance(error, CheckFailed):
+                    _print_failure(exercise_id, str(error), _student_frames(error))
+                else:
+                    _print_failure(exercise_id, f"the check stopped with "
+                                                f"{type(error).__name__}: {error}", [])
                 return
             _RESULTS[exercise_id] = True
 
@@ -284,13 +282,8 @@ def mismatch(check: str, case: str, expected: Any, got: Any, cause: str) -> Chec
 def show(x: Any, width: int = 120) -> str:
     """A short, one-line picture of a value (arrays rounded, long ones elided)."""
     if isinstance(x, np.ndarray) or np.isscalar(x):
-        arr = np.asarray(x)
-        if arr.dtype.kind in "fc":
-            text = np.array2string(arr, precision=4, separator=", ", threshold=12,
-                                   edgeitems=3, max_line_width=10_000)
-        else:
-            text = np.array2string(arr, separator=", ", threshold=12, edgeitems=3,
-                                   max_line_width=10_000)
+        text = np.array2string(np.asarray(x), precision=4, separator=", ", threshold=12,
+                               edgeitems=3, max_line_width=10_000)  # precision: floats only
         text = " ".join(text.split())
     else:
         text = repr(x)
