@@ -1,19 +1,19 @@
-"""The judges of lesson3's checks: they compute the expected values and compare.
+"""The judges of lesson 3's checks (:mod:`minigrad.course.checks.lesson3`, which holds the
+probes, the runs and the helpers both sides use): they compute the expected values and compare.
 
-They run in the grader's process (and in a notebook, after the run), never in the grader's
-sandbox, which does not hold this file (:data:`minigrad.course.grading.sandbox.GRADER_ONLY`).
-The probes, the runs and the helpers both sides use are in :mod:`minigrad.course.checks.lesson3`.
+What they read came from the student's process in the grader, so its form is checked as it is
+read: anything malformed is a CheckFailed that says where, never a crash.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from minigrad.course.checks import malformed, mismatch, place, value_at
 from minigrad.course.checks.lesson3 import (  # what the judges share with the runs
     _CHECK_31, _CHECK_32, _CHECK_33, _CHECK_34, _CHECK_35, _LAYERS, _fmt, _join, _numbers_text,
-    _order_label, _parameter_cases, _seed)
+    _order_label, _parameter_cases)
 
 
 def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
@@ -51,15 +51,20 @@ def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
     return tuple(int(n) for n in value)
 
 
+def _differs(got: np.ndarray | None, want: np.ndarray, atol: float | None = None) -> bool:
+    """Whether ``got`` is None, or not ``want`` (exactly, or within ``atol``)."""
+    return got is None or got.shape != want.shape or not (
+        np.array_equal(got, want) if atol is None else np.allclose(got, want, atol=atol))
+
+
 def _parameter_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.1, judge: each Parameter kept the values, shape and dtype it was given."""
     check = _CHECK_31
-    cases = _parameter_cases(_seed(probes))
+    cases = _parameter_cases(probes.get("seed"))
     _items(outputs, len(cases), check, "datas")
     for k, item in enumerate(cases):
-        expected = np.asarray(item["data"])
-        got = _numbers(outputs, check, "datas", k)
-        if got.shape != expected.shape or not np.array_equal(got, expected):
+        expected, got = np.asarray(item["data"]), _numbers(outputs, check, "datas", k)
+        if _differs(got, expected):
             raise mismatch(check, item["case"], f"values {_fmt(expected)}", _fmt(got),
                            "keep the data you are given (no copying into another shape)")
         if got.dtype != expected.dtype:
@@ -86,39 +91,32 @@ def _tree_parameters(node: dict[str, Any], path: str = "") -> list[tuple[str, tu
     (kind, value), = node.items()
     if kind == "param":
         return [(path, tuple(value))]
-    if kind in ("module", "dict"):
-        children: Any = value.items()
-    elif kind in ("list", "tuple"):
-        children = enumerate(value)
-    else:                     # a constant, a number, a string, or an object seen before
-        return []
+    children = (value.items() if kind in ("module", "dict") else
+                enumerate(value) if kind in ("list", "tuple") else ())  # else nothing to train
     return [found for key, child in children
             for found in _tree_parameters(child, _join(path, key))]
 
 
-def _described(outputs: Any, check: str, *path: str | int) -> list[dict[str, Any]]:
-    """A list that :func:`_describe` made, each item's form checked."""
+def _found(outputs: Any, check: str, *path: str | int) -> list[dict[str, Any]]:
+    """The parameters a run found (see ``lesson3._describe``), each item's form checked."""
     items = value_at(outputs, check, *path)
-    where = place(path)
     if not isinstance(items, list):
-        malformed(check, where, "a list of the parameters found", items)
+        malformed(check, place(path), "a list of the parameters found", items)
     for item in items:
         if not (isinstance(item, dict) and isinstance(item.get("kind"), str)
                 and isinstance(item.get("path"), str) and isinstance(item.get("shape"), list)
                 and all(isinstance(n, int) for n in item["shape"])):
-            malformed(check, where, "items {'kind': ..., 'path': ..., 'shape': [...]}", item)
+            malformed(check, place(path), "items {'kind': ..., 'path': ..., 'shape': [...]}",
+                      item)
     return items
 
 
 def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.2, judge: every Parameter of each tree found exactly once, and nothing else."""
     check = _CHECK_32
-    cases = probes["cases"]
-    _items(outputs, len(cases), check, "cases")
-    for k, item in enumerate(cases):
-        case, cause = item["case"], _CAUSES_32[item["cause"]]
-        expected = _tree_parameters(item["tree"])
-        shapes = dict(expected)
+    _items(outputs, len(probes["cases"]), check, "cases")
+    for k, item in enumerate(probes["cases"]):
+        case, shapes = item["case"], dict(_tree_parameters(item["tree"]))
 
         def names(paths: list[str]) -> str:
             return ", ".join(f"{p} {shapes[p]}" for p in paths)
@@ -126,7 +124,7 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
         if value_at(outputs, check, "cases", k, "found") is None:
             raise mismatch(check, case, "a list of parameters", "None",
                            "return the list you built (the return statement is missing)")
-        got = _described(outputs, check, "cases", k, "found")
+        got = _found(outputs, check, "cases", k, "found")
         for p in got:
             if p["kind"] != "Parameter":
                 what = (f"a Tensor that is not a Parameter: {p['path']} {tuple(p['shape'])}"
@@ -134,10 +132,8 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
                 raise mismatch(check, case, "only Parameters", what,
                                "keep only values with isinstance(value, Parameter): constant "
                                "Tensors, numbers and strings are not trained")
-        paths = [p["path"] for p in got]
-        seen: set[str] = set()   # (one pass: the list came from the sandbox, of any length)
-        dup = []
-        for path in paths:
+        paths, seen, dup = [p["path"] for p in got], set[str](), list[str]()
+        for path in paths:     # one pass: the list came from the sandbox, of any length
             if path in shapes and path in seen:
                 dup.append(path)
             seen.add(path)
@@ -154,9 +150,10 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
             listed = names(list(shapes)) or "none"
             raise mismatch(check, case, f"{len(shapes)} parameters: {listed}",
                            f"{len(got)} found" + (f"; missing {names(missing)}" if missing else "")
-                           + (f"; not in this module: {len(extra)}" if extra else ""), cause)
+                           + (f"; not in this module: {len(extra)}" if extra else ""),
+                           _CAUSES_32[item["cause"]])
         again = value_at(outputs, check, "cases", k, "again")
-        again = [] if again is None else _described(outputs, check, "cases", k, "again")
+        again = [] if again is None else _found(outputs, check, "cases", k, "again")
         if sorted(p["path"] for p in again) != sorted(paths):
             raise mismatch(check, case + " (called twice)", f"{len(paths)} parameters again",
                            f"{len(again)}", "parameters() must start from scratch on every call: "
@@ -182,10 +179,8 @@ def _linear_shapes(check: str, n_in: int, n_out: int, shapes: dict[str, tuple[in
 def _linear_init_judge(check: str, probes: dict[str, Any], outputs: Any) -> None:
     """3.3: the shapes and the initialisation of two layers made from the same seed."""
     n_in, n_out = probes["init"]["in"], probes["init"]["out"]
-    got = {name: _numbers(outputs, check, name) for name in ("weight", "bias", "weight again")}
-    _linear_shapes(check, n_in, n_out, {name: got[name].shape for name in ("weight", "bias")})
-    w, bias = got["weight"], got["bias"]
-    bound = 1 / np.sqrt(n_in)
+    w, bias, again = (_numbers(outputs, check, name) for name in ("weight", "bias", "weight again"))
+    _linear_shapes(check, n_in, n_out, {"weight": w.shape, "bias": bias.shape})
     if np.all(w == w.flat[0]):
         raise mismatch(check, "initial weight", "different random values",
                        f"all equal to {w.flat[0]}", "equal weights make every output unit learn "
@@ -197,13 +192,13 @@ def _linear_init_judge(check: str, probes: dict[str, Any], outputs: Any) -> None
                        f"gradients and stay equal: the {n_out} output units would compute the same "
                        "thing forever. Draw the whole (out, in) matrix at once: rng.uniform(-k, k, "
                        "size=(out_features, in_features))")
-    if max(np.abs(w).max(), np.abs(bias).max()) > bound:
+    bound, largest = 1 / np.sqrt(n_in), max(np.abs(w).max(), np.abs(bias).max())
+    if largest > bound:
         raise mismatch(check, f"initial values of Linear({n_in}, {n_out})",
                        f"every value in [-{bound:g}, {bound:g}] (k = 1/sqrt(in_features))",
-                       f"largest |value| {max(np.abs(w).max(), np.abs(bias).max()):.4f}",
-                       "use PyTorch's default: rng.uniform(-k, k, size) with "
-                       "k = 1/sqrt(in_features)")
-    if got["weight again"].shape != w.shape or not np.array_equal(got["weight again"], w):
+                       f"largest |value| {largest:.4f}", "use PyTorch's default: "
+                       "rng.uniform(-k, k, size) with k = 1/sqrt(in_features)")
+    if _differs(again, w):
         raise mismatch(check, f"two layers from default_rng({probes['init']['seed']})",
                        "the same weights", "different weights", "draw the random numbers from "
                        "the rng you are given (np.random.default_rng(rng)), not from np.random "
@@ -215,20 +210,18 @@ def _linear_forward_judge(check: str, probes: dict[str, Any], outputs: Any) -> N
     W, b, x = (np.asarray(probes[k], dtype=float) for k in ("W", "b", "x"))
     _linear_shapes(check, W.shape[1], W.shape[0], {
         name: _shape_sent(outputs, check, "shapes", name) for name in ("weight", "bias")})
-    expected = x @ W.T + b
-    y = _numbers(outputs, check, "y")
+    expected, y = x @ W.T + b, _numbers(outputs, check, "y")
     if y.shape != expected.shape:
         raise mismatch(check, f"forward of a batch of {len(x)} inputs with {W.shape[1]} features",
                        f"shape {expected.shape}", f"shape {y.shape}",
                        f"y = x @ W.T + b: {x.shape} @ {W.T.shape} -> {expected.shape}")
     if not np.allclose(y, expected, atol=1e-12):
-        cause = "compute x @ self.weight.T + self.bias"
-        if np.allclose(y, x @ W.T, atol=1e-12):
-            cause = "the bias is not added"
+        no_bias = np.allclose(y, x @ W.T, atol=1e-12)
         raise mismatch(check, f"forward with W = {_numbers_text(W)}, b = {_numbers_text(b)}",
-                       _fmt(expected), _fmt(y), cause)
+                       _fmt(expected), _fmt(y), "the bias is not added" if no_bias else
+                       "compute x @ self.weight.T + self.bias")
     one = _numbers(outputs, check, "one")
-    if one.shape != expected[:1].shape or not np.allclose(one, expected[:1], atol=1e-12):
+    if _differs(one, expected[:1], atol=1e-12):
         raise mismatch(check, "forward of a batch of one", _fmt(expected[:1]), _fmt(one),
                        "the layer must work for any batch size N: (N, in) -> (N, out)")
 
@@ -247,31 +240,28 @@ def _linear_gradients_judge(check: str, probes: dict[str, Any], outputs: Any) ->
     own forward."""
     W, x, G = (np.asarray(probes[k], dtype=float) for k in ("W", "x", "G"))
     hand = {"weight": G.T @ x, "bias": G.sum(axis=0), "input x": G @ W}
-    grads = {name: _numbers_or_none(outputs, check, "grads", name) for name in hand}
-    checked: dict[str, np.ndarray] = {}
-    for name, g in grads.items():
+    grads: dict[str, np.ndarray] = {}
+    for name in hand:
+        g = _numbers_or_none(outputs, check, "grads", name)
         if g is None:
             raise mismatch(check, f"gradient of {name} after backward", _fmt(hand[name]),
                            "None (no gradient arrived)", _LINEAR_CAUSES[name])
-        if g.shape != hand[name].shape or not np.allclose(g, hand[name], atol=1e-10):
+        if _differs(g, hand[name], atol=1e-10):
             raise mismatch(check, f"gradient of {name} for loss = sum(y * G), G = {_fmt(G)}",
                            f"{_fmt(hand[name])} (by hand)", _fmt(g), _LINEAR_CAUSES[name])
-        checked[name] = g
+        grads[name] = g
     for name in ("weight", "bias"):
         numeric = _numbers(outputs, check, "numeric", name)
-        if numeric.shape != hand[name].shape or not np.allclose(checked[name], numeric,
-                                                                atol=1e-6):
+        if numeric.shape != hand[name].shape or not np.allclose(grads[name], numeric, atol=1e-6):
             raise mismatch(check, f"gradient of {name} against finite differences",
-                           _fmt(numeric), _fmt(checked[name]), _LINEAR_CAUSES[name])
+                           _fmt(numeric), _fmt(grads[name]), _LINEAR_CAUSES[name])
 
 
 def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.3, judge: shapes and initialisation, forward values, gradients by hand and by finite
     differences."""
-    check = _CHECK_33
-    _linear_init_judge(check, probes, outputs)
-    _linear_forward_judge(check, probes, outputs)
-    _linear_gradients_judge(check, probes, outputs)
+    for judge in (_linear_init_judge, _linear_forward_judge, _linear_gradients_judge):
+        judge(_CHECK_33, probes, outputs)
     return ("check 3.3: weight (out, in) and bias (out,) are Parameters drawn from "
             "U(-1/sqrt(in), 1/sqrt(in)) with the given rng; the forward x @ W.T + b matches "
             f"NumPy for batches of {len(probes['x'])} and 1; the gradients of weight, bias and "
@@ -281,14 +271,14 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
 def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.4, judge: ReLU's values and gradient, each order of layers, the gradient through."""
     check = _CHECK_34
-    x = np.asarray(probes["relu x"], dtype=float)
-    y, want = _numbers(outputs, check, "relu"), np.maximum(x, 0)
-    if y.shape != want.shape or not np.array_equal(y, want):
-        raise mismatch(check, f"ReLU forward of {_numbers_text(np.ravel(x))}", _fmt(want), _fmt(y),
+    x, y = np.asarray(probes["relu x"], dtype=float), _numbers(outputs, check, "relu")
+    if _differs(y, np.maximum(x, 0)):
+        raise mismatch(check, f"ReLU forward of {_numbers_text(np.ravel(x))}",
+                       _fmt(np.maximum(x, 0)), _fmt(y),
                        "ReLU keeps positive values and sets the others to 0")
     xs, upstream = (np.asarray(probes[k], dtype=float) for k in ("grad x", "upstream"))
     grad, want = _numbers_or_none(outputs, check, "relu grad"), upstream * (xs > 0)
-    if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
+    if _differs(grad, want):
         raise mismatch(check, f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
                               f"{_numbers_text(np.ravel(upstream))}", _numbers_text(want),
                        "None" if grad is None else _fmt(grad),
@@ -299,13 +289,12 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
     if tensors:
         raise mismatch(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
                        ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")
-
     v, orders = np.asarray(probes["v"], dtype=float), probes["orders"]
     _items(outputs, len(orders), check, "sequential")
     for k, order in enumerate(orders):
         want = v
         for name in order:
-            want = _LAYERS[name][1](want)
+            want = _LAYERS[name][0](want)
         got = _numbers(outputs, check, "sequential", k)
         if got.shape != want.shape or not np.allclose(got, want):
             raise mismatch(check, f"Sequential({_order_label(order)}) on {_fmt(v)}", _fmt(want),
@@ -314,7 +303,7 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
                            "x = layer(x)")
     through = np.asarray(probes["through x"], dtype=float)
     grad, want = _numbers_or_none(outputs, check, "through grad"), 2.0 * (through > 0)
-    if grad is None or grad.shape != want.shape or not np.array_equal(grad, want):
+    if _differs(grad, want):
         raise mismatch(check, f"gradient through Sequential(ReLU(), double) at "
                               f"{_numbers_text(np.ravel(through))}", _numbers_text(want),
                        "None" if grad is None else _fmt(grad),
@@ -323,6 +312,15 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
     return ("check 3.4: ReLU's forward and gradient are right and it holds no tensors; "
             f"Sequential applies its layers in order ({len(orders)} orders tried), keeps them "
             "where parameters() can find them, and lets gradients flow through.")
+
+
+#: What a wrong w after one step of SGD usually means, tried in order: (w0, lr, g) -> w.
+_SGD_CAUSES: tuple[tuple[Callable[..., Any], str], ...] = (
+    (lambda w0, lr, g: w0 + lr * g,
+     "wrong sign: the gradient points uphill; step against it, p - lr * grad"),
+    (lambda w0, lr, g: w0 - g, "the learning rate is missing: p - lr * grad, with lr = self.lr"),
+    (lambda w0, lr, g: w0, "the parameter did not change: rebinding a name (p = p - ...) "
+                           "changes nothing; write into p.data"))
 
 
 def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
@@ -336,30 +334,21 @@ def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
         case = f"one step with lr={lr}, w = {_fmt(w0)}, grad = {_fmt(gw)}"
         got_w, got_b, got_frozen = (_numbers(outputs, check, "steps", k, name)
                                     for name in ("w", "b", "frozen"))
-        want_w, want_b = w0 - lr * gw, b0 - lr * gb
-        if got_w.shape != w0.shape or not np.allclose(got_w, want_w, atol=1e-12):
-            if got_w.shape != w0.shape:
-                cause = "update p.data with an array of the parameter's own shape"
-            elif np.allclose(got_w, w0 + lr * gw):
-                cause = "wrong sign: the gradient points uphill; step against it, p - lr * grad"
-            elif np.allclose(got_w, w0 - gw):
-                cause = "the learning rate is missing: p - lr * grad, with lr = self.lr"
-            elif np.allclose(got_w, w0):
-                cause = ("the parameter did not change: rebinding a name (p = p - ...) changes "
-                         "nothing; write into p.data")
-            else:
-                cause = "the update is p <- p - lr * p.grad for every parameter"
-            raise mismatch(check, case, f"w = {_fmt(want_w)}", f"w = {_fmt(got_w)}", cause)
-        if got_b.shape != b0.shape or not np.allclose(got_b, want_b, atol=1e-12):
-            raise mismatch(check, case, f"b = {_fmt(want_b)}", f"b = {_fmt(got_b)}",
+        if _differs(got_w, w0 - lr * gw, atol=1e-12):
+            cause = "update p.data with an array of the parameter's own shape"
+            if got_w.shape == w0.shape:
+                cause = next((c for wrong, c in _SGD_CAUSES
+                              if np.allclose(got_w, wrong(w0, lr, gw))),
+                             "the update is p <- p - lr * p.grad for every parameter")
+            raise mismatch(check, case, f"w = {_fmt(w0 - lr * gw)}", f"w = {_fmt(got_w)}", cause)
+        if _differs(got_b, b0 - lr * gb, atol=1e-12):
+            raise mismatch(check, case, f"b = {_fmt(b0 - lr * gb)}", f"b = {_fmt(got_b)}",
                            "every parameter in the list must be updated, not only the first")
-        if got_frozen.shape != frozen0.shape or not np.array_equal(got_frozen, frozen0):
+        if _differs(got_frozen, frozen0):
             raise mismatch(check, "a parameter whose grad is None", f"unchanged {_fmt(frozen0)}",
                            _fmt(got_frozen), "skip parameters whose .grad is None")
-
-    lr = probes["lr twice"]
-    twice = _numbers(outputs, check, "twice")
-    if twice.shape != w0.shape or not np.allclose(twice, w0 - 2 * lr * gw, atol=1e-12):
+    lr, twice = probes["lr twice"], _numbers(outputs, check, "twice")
+    if _differs(twice, w0 - 2 * lr * gw, atol=1e-12):
         cause = ("the optimizer kept the generator it was given; a generator runs once, so the "
                  "second step updated nothing. Store list(params)."
                  if twice.shape == w0.shape and np.allclose(twice, w0 - lr * gw) else
