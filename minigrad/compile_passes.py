@@ -15,13 +15,16 @@ the recording computed:
 3. :func:`fold_constants` -- a new array computed from constants only keeps its value;
 4. :func:`drop_dead_calls` -- a call whose result nothing needs (an input, a parameter, a
    gradient, an optimizer's state, the output, a checked value);
-5. :func:`write_results_in_place` -- ``dst[...] = r``, where only this copy reads the fresh
+5. :func:`sum_scattered_slices` -- a sum of arrays of zeros that each hold one slice of values
+   (the backward of ``x[t]`` at every step of a recurrent layer, of an LSTM's four gates): each
+   slice of the sum computed alone, ``s[i] = v + 0``, with no array of zeros filled or added;
+6. :func:`write_results_in_place` -- ``dst[...] = r``, where only this copy reads the fresh
    result ``r``: the call that makes ``r`` writes into ``dst`` instead (a gradient landing in
    an optimizer's flat buffer), when ``dst`` has ``r``'s layout, or when the call is
    elementwise (each value computed alone: where it is stored cannot change it);
-6. :func:`fuse_value_checks` -- a value computed only to be checked is computed and checked
+7. :func:`fuse_value_checks` -- a value computed only to be checked is computed and checked
    in one call;
-7. :func:`reuse_buffers` -- a large array (16 KiB or more) that the step makes, uses and
+8. :func:`reuse_buffers` -- a large array (16 KiB or more) that the step makes, uses and
    forgets writes into the memory of one the step has already forgotten (a register
    allocator's idea): the replay touches a few buffers again and again instead of a fresh one
    per call, and so stays in the processor's caches. Only arrays that a call writes whole before anything reads them, and
@@ -39,8 +42,8 @@ from typing import Any, Protocol
 import numpy as np
 
 __all__ = ["Plan", "optimize", "PASSES", "drop_unchanged_refills", "drop_self_assignments",
-           "fold_constants", "drop_dead_calls", "write_results_in_place", "fuse_value_checks",
-           "reuse_buffers"]
+           "fold_constants", "drop_dead_calls", "sum_scattered_slices", "write_results_in_place",
+           "fuse_value_checks", "reuse_buffers", "add_pieces"]
 
 Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
 
@@ -246,8 +249,154 @@ def drop_dead_calls(plan: Plan) -> None:
             plan.alive[k] = False
 
 
+def sum_scattered_slices(plan: Plan) -> None:
+    """5. A sum of arrays of zeros that each hold one slice of values (the gradients of
+    ``x[t]`` over a recurrent layer's steps, of an LSTM's four gates), ``z = zeros;
+    z[i] = v``, ``s = z + z'``, ..., computed as its slices alone: ``s[i] = v + 0`` for each
+    piece, zeros where no piece lies. No array of zeros is filled, written or added.
+
+    Exact: where the pieces do not overlap, each value of ``s`` is one ``v`` plus zeros, and
+    ``(v + 0) + 0`` is ``v + 0`` in IEEE arithmetic (``v`` itself, but ``-0.0`` becomes
+    ``0.0``, as the sum makes it). Only sums of one dtype whose pieces nothing else reads,
+    and whose values no call changes before the last sum, are computed so."""
+    readers = plan.readers()
+    needed = {m for m in plan.out_owners | plan.lasting | plan.keep if m is not None}
+    found = _scattered_pieces(plan, readers, needed)
+    last: dict[int, int] = {}  # the owner of a sum -> the call that makes it
+    for k, _ in plan.kept():
+        parts = _sum_of_pieces(plan, k, found, readers, needed)
+        if parts is None:
+            continue
+        r, (a, b) = parts
+        pieces_a, mask_a, calls_a = found[a]
+        pieces_b, mask_b, calls_b = found[b]
+        found[r] = (pieces_a + pieces_b, mask_a | mask_b, calls_a | calls_b | {k})
+        last[r] = k
+        last.pop(a, None)
+        last.pop(b, None)
+    for r, k in last.items():
+        pieces, mask, calls = found[r]
+        if _pieces_unchanged(plan, pieces, k, calls):
+            _write_pieces(plan, r, k, pieces, bool(mask.all()), calls)
+
+
+# a piece of a sum of scattered slices: (the call that wrote it, its index, its values)
+_Piece = tuple[int, Any, Any]
+# what is known of an array of zeros with pieces: the pieces, the positions they cover (a
+# flat mask), the calls that make it
+_Pieces = tuple[list[_Piece], Any, set[int]]
+
+
+def _whole_owner(plan: Plan, a: Any) -> int | None:
+    """The owner number of ``a`` when ``a`` is its owner seen whole (same memory and layout)."""
+    if not isinstance(a, np.ndarray):
+        return None
+    o = owner(a)
+    if (a.shape != o.shape or a.strides != o.strides or a.dtype != o.dtype
+            or a.__array_interface__["data"][0] != o.__array_interface__["data"][0]):
+        return None
+    return plan.number(a)
+
+
+def _scattered_pieces(plan: Plan, readers: dict[int, list[int]], needed: set[int]
+                      ) -> dict[int, _Pieces]:
+    """The new float arrays refilled with +0.0 and then written by one ``z[i] = v`` alone
+    (``v`` of the slice's shape and dtype), read by one call, needed by nothing else."""
+    writers: dict[int, list[int]] = {}
+    for k, _ in plan.kept():
+        for m in plan.writes[k]:
+            writers.setdefault(m, []).append(k)
+    found: dict[int, _Pieces] = {}
+    for f in sorted(plan.rec.fills):
+        z = plan.made_by.get(f)
+        if z is None or not plan.alive[f] or z in needed or len(readers.get(z, [])) != 1:
+            continue
+        o, value = plan.rec.owners[z], plan.ops[f][1][1]
+        if (plan.rec.kinds[z] != "internal" or not np.issubdtype(o.dtype, np.floating)
+                or not isinstance(value, np.ndarray) or value.shape != ()
+                or value != 0 or np.signbit(value) or o.size == 0):
+            continue
+        others = [k for k in writers.get(z, []) if k != f]
+        if len(others) != 1 or others[0] < f:
+            continue
+        p = others[0]
+        fn, args, kwargs = plan.ops[p]
+        if fn is not operator.setitem or kwargs or not basic(args[1]) \
+                or _whole_owner(plan, args[0]) != z:
+            continue
+        v, region = args[2], o[args[1]]
+        if (not isinstance(v, np.ndarray) or not isinstance(region, np.ndarray)
+                or v.shape != region.shape or v.dtype != o.dtype):
+            continue
+        mask = np.zeros(o.shape, dtype=bool)
+        mask[args[1]] = True
+        found[z] = ([(p, args[1], v)], mask, {f, p})
+    return found
+
+
+def _sum_of_pieces(plan: Plan, k: int, found: dict[int, _Pieces],
+                   readers: dict[int, list[int]], needed: set[int]
+                   ) -> tuple[int, tuple[int, int]] | None:
+    """For ``np.add(a, b, out=r)`` of two arrays of pieces that do not overlap, each read by
+    this call alone: ``(r, (a, b))`` (owner numbers); else None."""
+    fn, args, kwargs = plan.ops[k]
+    if fn is not np.add or len(args) != 2 or kwargs.keys() != {"out"}:
+        return None
+    out = kwargs["out"]
+    out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    r = plan.made_by.get(k)
+    if r is None or _whole_owner(plan, out) != r or plan.rec.kinds[r] != "internal":
+        return None
+    a, b = (_whole_owner(plan, x) for x in args)
+    if a is None or b is None or a == b or a not in found or b not in found:
+        return None
+    if any(m in needed or readers.get(m) != [k] or plan.rec.owners[m].shape != out.shape
+           or plan.rec.owners[m].dtype != out.dtype for m in (a, b)):
+        return None
+    if (found[a][1] & found[b][1]).any():
+        return None
+    return r, (a, b)
+
+
+def _pieces_unchanged(plan: Plan, pieces: list[_Piece], k: int, calls: set[int]) -> bool:
+    """Whether every piece's values are, at call ``k``, what they were when written: no live
+    call between writes their owner, and none of them is an array of the sum."""
+    made = {plan.made_by[c] for c in calls if c in plan.made_by}
+    for p, _, v in pieces:
+        m = plan.number(v)
+        if m is None or m in made:
+            return False
+        if any(plan.alive[i] and m in plan.writes[i] for i in range(p + 1, k + 1)):
+            return False
+    return True
+
+
+def _write_pieces(plan: Plan, r: int, k: int, pieces: list[_Piece], covered: bool,
+                  calls: set[int]) -> None:
+    """Call ``k`` computes sum ``r`` from its pieces (:func:`add_pieces`); the refills, the
+    writes of the slices and the sums before it are dropped."""
+    out = plan.ops[k][2]["out"]
+    out = out[0] if isinstance(out, tuple) else out
+    values = tuple(v for _, _, v in pieces)
+    plan.ops[k] = (add_pieces, values, {"out": out, "index": tuple(i for _, i, _ in pieces),
+                                        "zero": out.dtype.type(0), "fill": not covered})
+    plan.reads[k] = {m for m in map(plan.number, values) if m is not None}
+    for c in calls - {k}:
+        plan.alive[c] = False
+
+
+def add_pieces(*values: Any, out: Any, index: tuple[Any, ...], zero: Any, fill: bool) -> None:
+    """``out`` = zeros (when ``fill``) with ``values[j] + zero`` at ``out[index[j]]``: a sum of
+    arrays of zeros that each hold one slice, computed slice by slice
+    (:func:`sum_scattered_slices`)."""
+    if fill:
+        np.copyto(out, zero)
+    for v, i in zip(values, index):
+        np.add(v, zero, out=out[i])
+
+
 def write_results_in_place(plan: Plan) -> None:
-    """5. ``dst[...] = r`` (or ``dst[i] = r``) dropped, the call that made ``r`` writing into
+    """6. ``dst[...] = r`` (or ``dst[i] = r``) dropped, the call that made ``r`` writing into
     ``dst`` itself, where the recorded reads and writes allow it (see the module's list)."""
     readers = plan.readers()
     for k in range(plan.n):
@@ -316,7 +465,7 @@ def _moves(plan: Plan, j: int, k: int, r: int | None, src: Any, dst: Any, whole:
 
 
 def fuse_value_checks(plan: Plan) -> None:
-    """6. A value computed only to be checked (a guard): one call computes and checks it."""
+    """7. A value computed only to be checked (a guard): one call computes and checks it."""
     readers = plan.readers()
     for k in plan.rec.guards:
         fn, args, _ = plan.ops[k]
@@ -340,7 +489,7 @@ REUSE_BYTES = 1 << 14
 
 
 def reuse_buffers(plan: Plan) -> None:
-    """7. Each large array the step makes and forgets writes into the memory of an array of
+    """8. Each large array the step makes and forgets writes into the memory of an array of
     the same size and alignment that no later call reads (see the module's list)."""
     kept = plan.kept()
     first, last, movable = _lifetimes(plan, kept)
@@ -480,7 +629,7 @@ def _rebased(x: Any, moved: dict[int, Any]) -> Any:
 
 PASSES: tuple[Callable[[Plan], None], ...] = (
     drop_unchanged_refills, drop_self_assignments, fold_constants, drop_dead_calls,
-    write_results_in_place, fuse_value_checks, reuse_buffers)
+    sum_scattered_slices, write_results_in_place, fuse_value_checks, reuse_buffers)
 
 
 def optimize(rec: Recording, outputs: Any,
