@@ -1,10 +1,7 @@
-"""The judge of the checks made of a table of operations (:mod:`minigrad.course.checks.table`).
-
-It runs in the grader's process (and in a notebook, after the run), never in the grader's
-sandbox: it calls each row's reference and compares, case by case, what the student's operation
-produced with it and with finite differences of the student's own forward pass. Its work is
-linear in the probes' sizes: what came back is read through ``value_at`` and refused when it
-is not what the run sends.
+"""The judge of the checks made of a table of operations (:mod:`minigrad.course.checks.table`),
+never in the grader's sandbox: case by case, the student's values against each row's reference
+and against finite differences of the student's own forward pass. Its work is linear in the
+probes' sizes; what came back is read through ``value_at`` and refused when malformed.
 """
 from __future__ import annotations
 
@@ -18,28 +15,15 @@ from minigrad.course.checks import assert_close, fail, received, show, value_at
 from minigrad.course.checks.table import LETTERS, Operation, each_case
 
 
-def _groups(name: str, probes: dict[str, Any], outputs: Any) -> list[list[Any]]:
-    """What came back for each group of cases, each a list as long as the group."""
-    groups = value_at(outputs, name, "groups")
-    if not isinstance(groups, list) or len(groups) != len(probes["groups"]):
-        fail(name, f"expected results for {len(probes['groups'])} groups of cases; got "
-                   f"{show(groups)}")
-    for group, results in zip(probes["groups"], groups):
-        if not isinstance(results, list) or len(results) != len(group["cases"]):
-            fail(name, f"expected {len(group['cases'])} cases; got {show(results, 60)}")
-    return groups
-
-
 def _gradient(row: Operation, case: str, i: int, got: Any, want: np.ndarray, fd: Any,
               g: np.ndarray, zeros: np.ndarray | None) -> None:
     """Input ``i``'s gradient against the reference ``want`` and the finite differences
     (``zeros``: where the inputs are exactly 0, for a row with a kink there)."""
-    what = f"the gradient for {LETTERS[i]}"
-    got = received(got, case, what, row.causes[i])
+    what, cause = f"the gradient for {LETTERS[i]}", row.causes[i]
+    got = received(got, case, what, cause)
     if got.shape != want.shape:
         fail(case, f"{what} has shape {got.shape} but {LETTERS[i]} has shape {want.shape}",
              "in an elementwise operation each input's gradient has that input's shape")
-    cause = row.causes[i]
     fd = received(fd, case, "a finite difference")
     if zeros is not None:  # the gradient at exactly 0 is 0, by convention; no finite differences
         case += " (inputs exactly at 0 included)"
@@ -68,14 +52,19 @@ def _case(row: Operation, case: str, arrays: list[np.ndarray], extra: tuple[Any,
                    f"{show(fds)}")
     zeros = arrays[0] == 0 if row.at_zero and np.any(arrays[0] == 0) else None
     for i, (got, derivative, fd) in enumerate(zip(grads, derivatives, fds)):
-        want = g * np.asarray(derivative, dtype=np.float64)
-        _gradient(row, case, i, got, want, fd, g, zeros)
+        _gradient(row, case, i, got, g * np.asarray(derivative, dtype=np.float64), fd, g, zeros)
 
 
 def operation_judge(row: Operation, probes: dict[str, Any], outputs: Any) -> str:
     """Judge one operation's cases; the ✓ line's text."""
     name = probes["op"]
-    groups = _groups(name, probes, outputs)
+    groups = value_at(outputs, name, "groups")
+    if not isinstance(groups, list) or len(groups) != len(probes["groups"]):
+        fail(name, f"expected results for {len(probes['groups'])} groups of cases; got "
+                   f"{show(groups)}")
+    for group, results in zip(probes["groups"], groups):
+        if not isinstance(results, list) or len(results) != len(group["cases"]):
+            fail(name, f"expected {len(group['cases'])} cases; got {show(results, 60)}")
     n, seen = 0, [0] * len(groups)
     for j, case, arrays, extra, g in each_case(probes):
         _case(row, case, arrays, extra, g, groups[j][seen[j]])
@@ -91,17 +80,16 @@ def operation_judge(row: Operation, probes: dict[str, Any], outputs: Any) -> str
 
 
 def operations_judge(rows: Mapping[str, Operation], probes: dict[str, Any], outputs: Any) -> str:
-    """Judge each operation of a table's exercise in order; the ✓ line's text."""
+    """Judge each operation of a table's check in order; the ✓ line's text (that of
+    :func:`operation_judge` for a check of one operation)."""
     names = tuple(rows)
     if not isinstance(outputs, dict) or set(outputs) != set(names):
         fail(f"check of {', '.join(names)}", f"expected results for {names}; got "
              f"{show(outputs)}")
-    for name in names:
-        operation_judge(rows[name], probes[name], outputs[name])
+    texts = [operation_judge(rows[name], probes[name], outputs[name]) for name in names]
     kinks = "".join(f", {name} at exactly 0 too" for name in names if rows[name].at_zero)
     against = dict.fromkeys(row.against for row in rows.values())
-    return (f"{', '.join(names)}: forward values and the gradient of every input agree "
-            f"with {' and '.join(against)} element by element and with finite differences "
-            f"(shapes (3,), (2, 3) and (){kinks})")
-
-
+    return texts[0] if len(names) == 1 else (
+        f"{', '.join(names)}: forward values and the gradient of every input agree with "
+        f"{' and '.join(against)} element by element and with finite differences "
+        f"(shapes (3,), (2, 3) and (){kinks})")
