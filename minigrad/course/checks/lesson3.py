@@ -1,15 +1,13 @@
 """Checks for lesson 3, "Parameters, modules and an optimizer".
 
-Each check builds small cases out of the classes the student wrote and needs only those, so a
-mistake costs only its own exercise (where a Parameter is needed and the student's does not
-work yet, a reference one stands in). Every check is a :class:`~minigrad.course.checks.Split`:
-``probe`` draws the cases (the lesson's own in a notebook, fresh ones of random sizes in the
-grader); ``run``, here, builds them out of the student's classes and sends back what came out
-(values, gradients, the paths of the parameters found) as plain data; the judge, in
-:mod:`minigrad.course.checks.judges.lesson3`, which the grader's sandbox does not hold, computes
-the expected values and names the mistake. ``run`` decides only what the student's process
-alone can see (a class's base, a Tensor returned, an operation recorded, the very objects
-updated); each split's ``self_reported`` says which.
+Each check needs only the classes it is given, so a mistake costs only its own exercise (a
+reference Parameter stands in where the student's does not work yet). Every check is a
+:class:`~minigrad.course.checks.Split`: ``probe`` draws the cases (the lesson's own in a
+notebook, fresh ones of random sizes in the grader); ``run``, here, builds them out of the
+student's classes and sends back what came out as plain data, deciding by itself only what the
+student's process alone can see (its ``self_reported``); the judge, in
+:mod:`minigrad.course.checks.judges.lesson3` (not in the grader's sandbox), computes the
+expected values and names the mistake.
 """
 from __future__ import annotations
 
@@ -34,10 +32,12 @@ _engine = importlib.import_module("minigrad.tensor")  # the module (minigrad.ten
 _CHECK_31, _CHECK_32, _CHECK_33, _CHECK_34, _CHECK_35 = (
     f"check 3.{n} ({name})" for n, name in enumerate(
         ["Parameter", "Module.parameters", "Linear", "ReLU and Sequential", "SGD"], 1))
-# The judges, imported when first called (see checks.judged).
-_parameter_judge, _parameters_judge, _linear_judge, _relu_sequential_judge, _sgd_judge = (
-    judged("lesson3", f"_{name}_judge")
-    for name in ("parameter", "parameters", "linear", "relu_sequential", "sgd"))
+
+
+def _split(probe: Callable[..., Any], run: Callable[..., Any], judge: str, self_reported: str
+           ) -> Split:
+    """A check's split, its judge ``judge`` of judges/lesson3.py imported when first called."""
+    return Split(probe, run, judged("lesson3", judge), self_reported=self_reported)
 
 
 def _refuse_minigrad(check: str, **classes: Any) -> None:
@@ -49,14 +49,13 @@ def _refuse_minigrad(check: str, **classes: Any) -> None:
                               f"`{what}()`); got {type(obj).__name__} {obj!r:.60}")
 
 
-def _array(x: Any) -> np.ndarray:
-    return np.asarray(x.data if isinstance(x, Tensor) else x, dtype=float)
+def _array(x: Any) -> Any:
+    """``x`` (a Tensor's data) as a float array; None (a gradient that never came) stays."""
+    return None if x is None else np.asarray(x.data if isinstance(x, Tensor) else x, dtype=float)
 
 
-def _grad(t: Any) -> np.ndarray | None:
-    """A tensor's gradient as a float array, or None when no gradient arrived."""
-    grad = getattr(t, "grad", None)
-    return None if grad is None else _array(grad)
+def _grad(t: Any) -> Any:
+    return _array(getattr(t, "grad", None))
 
 
 def _fmt(a: Any) -> str:
@@ -73,11 +72,6 @@ def _numbers_text(a: Any) -> str:
 def _join(path: str, key: Any) -> str:
     """The path of an attribute or item: ``first.w``, ``layers.0``, ``heads.left``."""
     return f"{path}.{key}" if path else str(key)
-
-
-def _student(check: str, case: str, name: str) -> contextlib.AbstractContextManager[None]:
-    """Run the student's ``name`` on ``case``: an error it raises is a CheckFailed."""
-    return student_code(f"{check}, case '{case}'", name)
 
 
 def _find_tensors(value: Any, path: str, out: dict[int, str], seen: set[int]) -> None:
@@ -125,6 +119,34 @@ def _recorded_ops() -> Iterator[list[str]]:
             setattr(module, "op", original)
 
 
+class _ReferenceParameter(Tensor):
+    """Stands in for the student's Parameter while exercise 3.1 is not done."""
+
+    def __init__(self, data: Any, dtype: Any = None) -> None:
+        super().__init__(data, requires_grad=True, dtype=dtype)
+
+
+def _working(Parameter: type) -> type:
+    """The student's Parameter when it works (exercise 3.1 done), else the reference one."""
+    with contextlib.suppress(Exception):   # any failure means exercise 3.1 is not done
+        p = Parameter(np.zeros(2))
+        if isinstance(p, Tensor) and p.requires_grad is True:
+            return Parameter
+    return _ReferenceParameter
+
+
+def _scaffolded(cls: type, name: str, method: Any, Parameter: type) -> tuple[type, type] | None:
+    """``(cls, Parameter)``; while the student's Parameter does not work, ``cls`` with
+    ``method`` as its ``name`` reading the reference Parameter for the global ``Parameter``, and
+    the reference (so that the check tests ``cls`` alone); None if ``method`` is no function."""
+    if _working(Parameter) is Parameter:
+        return cls, Parameter
+    if not isinstance(method, types.FunctionType):
+        return None
+    return type(cls.__name__, (cls,), {name: with_globals(method, Parameter=_ReferenceParameter),
+                                       "__module__": cls.__module__}), _ReferenceParameter
+
+
 # ---------------------------------------------------------------------------------------------
 # 3.1 Parameter. The probe is a seed (None in a notebook): the run makes the data from it and
 # the judge makes it again, so the probe never holds the values a Parameter should keep.
@@ -135,8 +157,8 @@ def _parameter_probe(rng: np.random.Generator | None) -> dict[str, Any]:
 
 
 def _parameter_cases(seed: Any) -> list[dict[str, Any]]:
-    """The data Parameters are made from: an array, a list, a number and float32 data, drawn
-    from ``seed`` (the lesson's when it is not a whole number)."""
+    """An array, a list, a number and float32 data, from ``seed`` (the lesson's if it is not
+    a whole number)."""
     if not isinstance(seed, int) or isinstance(seed, bool):
         array, values, number = np.arange(6.0).reshape(2, 3) / 4 - 0.5, [0.25, -1.5, 3.0], 2.5
         float32 = np.ones((2, 2), dtype=np.float32)
@@ -147,8 +169,7 @@ def _parameter_cases(seed: Any) -> list[dict[str, Any]]:
         number = round(float(rng.normal()), 3)
         float32 = rng.normal(size=(int(rng.integers(1, 4)),
                                    int(rng.integers(1, 4)))).astype(np.float32)
-    rows, cols = array.shape
-    return [{"case": f"a {rows}x{cols} array", "data": array},
+    return [{"case": "a {}x{} array".format(*array.shape), "data": array},
             {"case": "a list of floats", "data": values},
             {"case": "a single number", "data": number},
             {"case": "float32 data", "data": float32}]
@@ -166,7 +187,7 @@ def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
     datas = []
     for item in _parameter_cases(probes.get("seed")):
         case = item["case"]
-        with _student(check, case, "Parameter(data)"):
+        with student_code(f"{check}, case '{case}'", "Parameter(data)"):
             p = Parameter(copy.deepcopy(item["data"]))
         if not isinstance(p, Tensor) or not hasattr(p, "data"):
             raise mismatch(check, case, "a Tensor", type(p).__name__,
@@ -182,9 +203,9 @@ def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
     return {"datas": datas}
 
 
-@exercise("3.1", split=Split(_parameter_probe, _parameter_run, _parameter_judge,
-                             self_reported="Parameter subclasses Tensor; each Parameter "
-                                           "requires grad and is a leaf"))
+@exercise("3.1", split=_split(_parameter_probe, _parameter_run, "_parameter_judge",
+                              "Parameter subclasses Tensor; each Parameter requires grad and "
+                              "is a leaf"))
 def parameter(Parameter: type) -> None:
     """Check 3.1: ``Parameter(data)`` is a leaf Tensor that requires grad and keeps its values."""
 
@@ -199,31 +220,6 @@ def parameter(Parameter: type) -> None:
 # (the path of every "param" node) from the same data.
 
 
-class _ReferenceParameter(Tensor):
-    """Stands in for the student's Parameter while exercise 3.1 is not done."""
-
-    def __init__(self, data: Any, dtype: Any = None) -> None:
-        super().__init__(data, requires_grad=True, dtype=dtype)
-
-
-def _scaffolded(cls: type, name: str, method: Any, Parameter: type) -> tuple[type, type] | None:
-    """``(cls, Parameter)`` when the student's ``Parameter`` works; while it does not (exercise
-    3.1 not done), ``cls`` with ``method`` as its ``name`` reading the reference Parameter for
-    the global ``Parameter``, and that reference, so that this check tests only ``cls``; None
-    when ``method`` is not a function."""
-    try:
-        p = Parameter(np.zeros(2))
-        if isinstance(p, Tensor) and p.requires_grad is True:
-            return cls, Parameter
-    except Exception:  # noqa: BLE001 - any failure means exercise 3.1 is not done
-        pass
-    if not isinstance(method, types.FunctionType):
-        return None
-    scaffold = type(cls.__name__, (cls,), {
-        name: with_globals(method, Parameter=_ReferenceParameter), "__module__": cls.__module__})
-    return scaffold, _ReferenceParameter
-
-
 def _parameters_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     """The lesson's module trees, or random ones of the same kinds (other sizes, list lengths
     and attribute orders)."""
@@ -236,9 +232,8 @@ def _parameters_probe(rng: np.random.Generator | None) -> dict[str, Any]:
                       "scale": {"number": 0.5}, "mask": {"tensor": [n_out]},
                       "label": {"text": "affine"}}
         names = list(attributes)
-        if rng is not None:
-            names = [names[int(i)] for i in rng.permutation(len(names))]
-        return {"module": {name: attributes[name] for name in names}}
+        order = range(len(names)) if rng is None else rng.permutation(len(names))
+        return {"module": {names[int(i)]: attributes[names[int(i)]] for i in order}}
 
     def block() -> dict[str, Any]:
         a, b, c = size(3), size(4), size(2)
@@ -269,8 +264,7 @@ def _parameters_probe(rng: np.random.Generator | None) -> dict[str, Any]:
         ("a tuple and a dict", "containers", containers),
         ("deep: lists of Modules of Modules", "containers",
          {"module": {"body": {"list": [block(), stack(size(2, 5))]}, "head": block()}}),
-        ("shared: one module and one weight reachable twice", "nested", tied),
-    ]
+        ("shared: one module and one weight reachable twice", "nested", tied)]
     return {"cases": [{"case": case, "cause": cause, "tree": tree}
                       for case, cause, tree in cases]}
 
@@ -308,45 +302,18 @@ def _build_tree(node: dict[str, Any], path: str, Module: type, Parameter: type,
     return obj
 
 
-def _describe(built: dict[str, Any], found: list[Any], Parameter: type
-              ) -> list[dict[str, Any]]:
+def _describe(built: dict[str, Any], found: list[Any] | None, Parameter: type) -> Any:
     """What parameters() returned, as plain data: each item's kind (Parameter, Tensor or
-    another type) and the path in the tree where it was built (not in the module's attributes,
-    so that a Module that keeps its parameters elsewhere, as PyTorch's does, reads the same),
-    or what it is."""
+    another type) and the path in the tree where it was built, or what it is. (The path comes
+    from the tree, so that a Module that keeps its parameters elsewhere, as PyTorch's does,
+    reads the same.)"""
     where = {id(obj): path for path, obj in built.items() if isinstance(obj, Tensor)}
-    described = []
-    for p in found:
-        if isinstance(p, Tensor):
-            described.append({"kind": "Parameter" if isinstance(p, Parameter) else "Tensor",
-                              "path": where.get(id(p), "<not in the module>"),
-                              "shape": [int(n) for n in p.shape]})
-        else:
-            described.append({"kind": type(p).__name__, "path": "", "shape": [],
-                              "what": f"{p!r:.60}"})
-    return described
-
-
-def _parameters_call(module: Any, case: str) -> list[Any] | None:
-    """``module.parameters()`` as a list (None if it returned None), its errors explained."""
-    check = _CHECK_32
-    with _student(check, case, "parameters()"):
-        try:
-            got = module.parameters()
-        except RecursionError as e:
-            raise mismatch(check, case, "every Parameter, each once", "RecursionError",
-                           "parameters() calls itself on the same module again; recurse into "
-                           "the attribute's module (value.parameters()), not self") from e
-        except ValueError as e:
-            if "broadcast" not in str(e) and "truth value" not in str(e):
-                raise
-            raise mismatch(check, case, "every Parameter, each once",
-                           f"ValueError: {str(e).strip()}",
-                           "`value in found` (and ==) compare tensors element by element, "
-                           "which fails for tensors of different shapes. To skip a parameter "
-                           "you already have, compare identities: "
-                           "any(value is p for p in found)") from e
-        return None if got is None else list(got)
+    return None if found is None else [
+        {"kind": "Parameter" if isinstance(p, Parameter) else "Tensor",
+         "path": where.get(id(p), "<not in the module>"), "shape": [int(n) for n in p.shape]}
+        if isinstance(p, Tensor) else
+        {"kind": type(p).__name__, "path": "", "shape": [], "what": f"{p!r:.60}"}
+        for p in found]
 
 
 def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> dict[str, Any]:
@@ -359,6 +326,26 @@ def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> di
         raise CheckFailed(f"{check}: this check builds modules out of your Parameter class, "
                           "which does not work yet. Make check 3.1 pass first.")
     Module, Parameter = scaffolded
+
+    def call(module: Any, case: str) -> list[Any] | None:
+        with student_code(f"{check}, case '{case}'", "parameters()"):
+            try:
+                got = module.parameters()
+            except RecursionError as e:
+                raise mismatch(check, case, "every Parameter, each once", "RecursionError",
+                               "parameters() calls itself on the same module again; recurse "
+                               "into the attribute's module (value.parameters()), not self") from e
+            except ValueError as e:
+                if "broadcast" not in str(e) and "truth value" not in str(e):
+                    raise
+                raise mismatch(check, case, "every Parameter, each once",
+                               f"ValueError: {str(e).strip()}",
+                               "`value in found` (and ==) compare tensors element by element, "
+                               "which fails for tensors of different shapes. To skip a "
+                               "parameter you already have, compare identities: "
+                               "any(value is p for p in found)") from e
+            return None if got is None else list(got)
+
     rng = np.random.default_rng(3)       # the parameters' values (any will do)
     results = []
     for item in probes["cases"]:
@@ -366,16 +353,15 @@ def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> di
         built: dict[str, Any] = {}
         with student_code(f"{check}, case '{case}' (building it)", "your Module"):
             module = _build_tree(item["tree"], "", Module, Parameter, built, rng)
-        got = _parameters_call(module, case)
-        again = None if got is None else _parameters_call(module, f"{case} (called twice)")
-        results.append({"found": None if got is None else _describe(built, got, Parameter),
-                        "again": None if again is None else _describe(built, again, Parameter)})
+        got = call(module, case)
+        again = None if got is None else call(module, f"{case} (called twice)")
+        results.append({"found": _describe(built, got, Parameter),
+                        "again": _describe(built, again, Parameter)})
     return {"cases": results}
 
 
-@exercise("3.2", split=Split(_parameters_probe, _parameters_run, _parameters_judge,
-                             self_reported="which of the objects parameters() returned are "
-                                           "Parameters"))
+@exercise("3.2", split=_split(_parameters_probe, _parameters_run, "_parameters_judge",
+                              "which of the objects parameters() returned are Parameters"))
 def parameters(Module: type, Parameter: type) -> None:
     """Check 3.2: ``Module.parameters()`` finds every Parameter exactly once, in module trees
     flat, nested, in lists, tuples and dicts, several levels deep, and shared."""
@@ -390,11 +376,9 @@ def _linear_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     that arrives from above, for the forward and backward passes."""
     if rng is None:
         return {"init": {"in": 4, "out": 3, "seed": 0},
-                "W": np.array([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]),
-                "b": np.array([0.01, -0.02]),
+                "W": np.array([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]), "b": np.array([0.01, -0.02]),
                 "x": np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]),
-                "G": np.array([[1.0, -2.0], [0.5, 3.0]]),
-                "seed": 1}
+                "G": np.array([[1.0, -2.0], [0.5, 3.0]]), "seed": 1}
     n_in = int(rng.integers(2, 7))
     n_out = int(rng.choice([n for n in range(2, 7) if n != n_in]))   # a transposed W shows
     m_in, m_out, batch = int(rng.integers(2, 6)), int(rng.integers(1, 5)), int(rng.integers(2, 5))
@@ -407,7 +391,8 @@ def _linear_probe(rng: np.random.Generator | None) -> dict[str, Any]:
 def _linear_made(Linear: type, Parameter: type, n_in: int, n_out: int, seed: int) -> Any:
     """``Linear(n_in, n_out, rng=default_rng(seed))``, its weight and bias Parameters."""
     check, case = _CHECK_33, f"Linear({n_in}, {n_out})"
-    with _student(check, f"Linear({n_in}, {n_out}, rng=default_rng({seed}))", "Linear"):
+    with student_code(f"{check}, case 'Linear({n_in}, {n_out}, rng=default_rng({seed}))'",
+                      "Linear"):
         layer = Linear(n_in, n_out, rng=np.random.default_rng(seed))
     for name in ("weight", "bias"):
         p = getattr(layer, name, None)
@@ -424,7 +409,7 @@ def _linear_made(Linear: type, Parameter: type, n_in: int, n_out: int, seed: int
 def _linear_forward(layer: Any, x: Tensor, case: str) -> Any:
     """The layer's output for ``x``, which must be a Tensor."""
     check = _CHECK_33
-    with _student(check, case, "Linear.forward"):
+    with student_code(f"{check}, case '{case}'", "Linear.forward"):
         try:
             y = layer(x)
         except ValueError as e:
@@ -449,10 +434,10 @@ def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[s
     Linear, Parameter = (_scaffolded(Linear, "__init__", getattr(Linear, "__init__"), Parameter)
                          or (Linear, Parameter))
     init = probes["init"]
-    layers = [_linear_made(Linear, Parameter, init["in"], init["out"], init["seed"])
-              for _ in range(2)]
-    sent: dict[str, Any] = {"weight": _array(layers[0].weight), "bias": _array(layers[0].bias),
-                            "weight again": _array(layers[1].weight)}
+    first, second = (_linear_made(Linear, Parameter, init["in"], init["out"], init["seed"])
+                     for _ in range(2))
+    sent: dict[str, Any] = {"weight": _array(first.weight), "bias": _array(first.bias),
+                            "weight again": _array(second.weight)}
     W, b, x, G = (np.array(probes[k], dtype=float) for k in ("W", "b", "x", "G"))
     layer = _linear_made(Linear, Parameter, W.shape[1], W.shape[0], probes["seed"])
     sent["shapes"] = {name: [int(n) for n in getattr(layer, name).shape]
@@ -467,22 +452,22 @@ def _linear_run(probes: dict[str, Any], Linear: type, Parameter: type) -> dict[s
     fits = y.shape == G.shape            # else the judge stops at the shape of y
     if fits and y.requires_grad:
         (y * Tensor(G.copy())).sum().backward()
-    grads = {"weight": _grad(layer.weight), "bias": _grad(layer.bias), "input x": _grad(xt)}
+    grads = {"weight": layer.weight, "bias": layer.bias, "input x": xt}
 
     def loss(_: np.ndarray) -> float:   # the student's forward, at the weights as they are
         with no_grad():
             return float((_array(_linear_forward(layer, Tensor(x.copy()), "finite differences"))
                           * G).sum())
 
-    numeric = {name: numerical_gradient(loss, getattr(layer, name).data) if fits else None
-               for name in ("weight", "bias")}
-    sent.update({"y": _array(y), "one": _array(one), "grads": grads, "numeric": numeric})
+    sent.update({"y": _array(y), "one": _array(one),
+                 "grads": {name: _grad(t) for name, t in grads.items()},
+                 "numeric": {name: numerical_gradient(loss, getattr(layer, name).data)
+                             if fits else None for name in ("weight", "bias")}})
     return sent
 
 
-@exercise("3.3", split=Split(_linear_probe, _linear_run, _linear_judge,
-                             self_reported="weight and bias are Parameters; the layer returns a "
-                                           "Tensor"))
+@exercise("3.3", split=_split(_linear_probe, _linear_run, "_linear_judge",
+                              "weight and bias are Parameters; the layer returns a Tensor"))
 def linear(Linear: type, Parameter: type) -> None:
     """Check 3.3: ``Linear(in_features, out_features, rng)``: its parameters' shapes and
     initialisation, ``x @ W.T + b`` against NumPy, the gradients of weight, bias and input
@@ -492,9 +477,8 @@ def linear(Linear: type, Parameter: type) -> None:
 # ---------------------------------------------------------------------------------------------
 # 3.4 ReLU and Sequential
 
-
 #: The layers a Sequential is made of, by name: what each does (to a Tensor or an array), its
-#: label.
+#: label in messages.
 _LAYERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "add": (lambda v: v + 1.0, "add 1"), "double": (lambda v: v * 2.0, "double")}
 
@@ -503,13 +487,10 @@ class _Layer:
     """A layer of ``_LAYERS`` for the Sequential check (callable, and with a forward)."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        self.forward = _LAYERS[name][0]
 
-    def __call__(self, x: Tensor) -> Tensor:
+    def __call__(self, x: Tensor) -> Any:
         return self.forward(x)
-
-    def forward(self, x: Tensor) -> Any:
-        return _LAYERS[self.name][0](x)
 
 
 def _order_label(order: list[str]) -> str:
@@ -561,25 +542,25 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
     _refuse_minigrad(check, ReLU=ReLU, Sequential=Sequential)
 
     def run(make: Callable[[], Any], case: str, name: str) -> Any:
-        with _student(check, case, name):
+        with student_code(f"{check}, case '{case}'", name):
             return make()
 
     def backward(out: Any, upstream: np.ndarray) -> None:
         if isinstance(out, Tensor) and out.requires_grad and out.shape == upstream.shape:
             (out * Tensor(upstream)).sum().backward()
 
-    x = np.array(probes["relu x"], dtype=float)
+    x, v = (np.array(probes[k], dtype=float) for k in ("relu x", "v"))
     y = run(lambda: ReLU()(Tensor(x.copy())), f"ReLU forward of {_numbers_text(np.ravel(x))}",
             "ReLU")
     if not isinstance(y, Tensor):
         raise mismatch(check, "ReLU forward", "a Tensor", type(y).__name__,
                        "return a Tensor operation (x.relu()), not a NumPy array")
-    xs = Tensor(np.array(probes["grad x"], dtype=float), requires_grad=True)
+    xs, through = (Tensor(np.array(probes[k], dtype=float), requires_grad=True)
+                   for k in ("grad x", "through x"))
     backward(run(lambda: ReLU()(xs), "ReLU gradient", "ReLU"),
              np.array(probes["upstream"], dtype=float))
     found: dict[int, str] = {}
     _find_tensors(run(ReLU, "ReLU()", "ReLU"), "", found, set())
-    v = np.array(probes["v"], dtype=float)
     results = []
     for order in probes["orders"]:
         layers = {name: _Layer(name) for name in set(order)}
@@ -601,7 +582,6 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
                            "parameters() looks through attributes and lists: keep the layers "
                            "in a list attribute so their parameters are found")
         results.append(_array(got))
-    through = Tensor(np.array(probes["through x"], dtype=float), requires_grad=True)
     out = run(lambda: Sequential(ReLU(), _Layer("double"))(through),
               "gradient through Sequential(ReLU(), double)", "Sequential")
     backward(out, np.ones(through.shape))
@@ -609,10 +589,9 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
             "sequential": results, "through grad": _grad(through)}
 
 
-@exercise("3.4", split=Split(_relu_sequential_probe, _relu_sequential_run,
-                             _relu_sequential_judge,
-                             self_reported="ReLU and Sequential return Tensors; Sequential "
-                                           "keeps its layers in an attribute"))
+@exercise("3.4", split=_split(_relu_sequential_probe, _relu_sequential_run,
+                              "_relu_sequential_judge", "ReLU and Sequential return Tensors; "
+                              "Sequential keeps its layers in an attribute"))
 def relu_and_sequential(ReLU: type, Sequential: type) -> None:
     """Check 3.4: ``ReLU()`` and ``Sequential(*layers)``: forward values and gradients."""
 
@@ -641,18 +620,9 @@ def _sgd_probe(rng: np.random.Generator | None) -> dict[str, Any]:
             "lr twice": round(float(rng.uniform(0.05, 0.9)), 2)}
 
 
-def _sgd_parameter(Parameter: type, data: Any) -> Tensor:
-    """A Parameter of ``data``; a plain tensor that requires grad while 3.1 is not done."""
-    with contextlib.suppress(Exception):  # exercise 3.1 not done: a plain tensor stands in
-        p = Parameter(np.array(data, dtype=float))
-        if isinstance(p, Tensor) and p.requires_grad:
-            return p
-    return Tensor(np.array(data, dtype=float), requires_grad=True)
-
-
 def _sgd_step(opt: Any, case: str) -> None:
     """``opt.step()``, a TypeError about None explained."""
-    with _student(_CHECK_35, case, "SGD.step"):
+    with student_code(f"{_CHECK_35}, case '{case}'", "SGD.step"):
         try:
             opt.step()
         except TypeError as e:
@@ -667,7 +637,7 @@ def _sgd_one_step(SGD: type, params: tuple[Tensor, Tensor, Tensor], lr: float, c
                   ) -> None:
     """One step on ``params``, and what only this process can see of it."""
     check, (w, b, frozen) = _CHECK_35, params
-    with _student(check, case, "SGD(params, lr)"):
+    with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
         opt = SGD([w, b, frozen], lr=lr)
     with _recorded_ops() as recorded:
         _sgd_step(opt, case)
@@ -695,39 +665,40 @@ def _sgd_run(probes: dict[str, Any], SGD: type, Parameter: type) -> dict[str, An
     generator, then zero_grad(); the parameters' values (and gradients) after each go back."""
     check = _CHECK_35
     _refuse_minigrad(check, SGD=SGD, Parameter=Parameter)
-    w0, b0, gw, gb = (np.array(probes[k], dtype=float) for k in ("w", "b", "gw", "gb"))
+    Parameter = _working(Parameter)
+    w0, b0, gw, gb, f0 = (np.array(probes[k], dtype=float)
+                          for k in ("w", "b", "gw", "gb", "frozen"))
     steps = []
     for lr in probes["lrs"]:
-        w, b, frozen = (_sgd_parameter(Parameter, v) for v in (w0, b0, probes["frozen"]))
+        w, b, frozen = Parameter(w0.copy()), Parameter(b0.copy()), Parameter(f0.copy())
         w.grad, b.grad = gw.copy(), gb.copy()   # frozen has no gradient: it must not move
         _sgd_one_step(SGD, (w, b, frozen), lr, f"one step with lr={lr}, w = {_fmt(w0)}, "
                                                f"grad = {_fmt(gw)}")
         steps.append({"w": _array(w), "b": _array(b), "frozen": _array(frozen)})
-    w, b = _sgd_parameter(Parameter, w0), _sgd_parameter(Parameter, b0)
+    w, b = Parameter(w0.copy()), Parameter(b0.copy())
     case = f"two steps with lr={probes['lr twice']}, parameters given as a generator"
-    with _student(check, case, "SGD(params, lr)"):
+    with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
         opt = SGD((p for p in [w, b]), lr=probes["lr twice"])  # as model.parameters() may be
     for _ in range(2):          # the second step starts from the values after the first
         w.grad, b.grad = gw.copy(), gb.copy()
         _sgd_step(opt, case)
     twice = _array(w)
-    with _student(check, "zero_grad()", "SGD.zero_grad"):
+    with student_code(f"{check}, case 'zero_grad()'", "SGD.zero_grad"):
         opt.zero_grad()
     return {"steps": steps, "twice": twice, "zero_grad": {"w": _grad(w), "b": _grad(b)}}
 
 
-@exercise("3.5", split=Split(_sgd_probe, _sgd_run, _sgd_judge,
-                             self_reported="step() records no operation, keeps p.data an array "
-                                           "and updates the very Parameter objects, which stay "
-                                           "leaves"))
+@exercise("3.5", split=_split(_sgd_probe, _sgd_run, "_sgd_judge",
+                              "step() records no operation, keeps p.data an array and updates "
+                              "the very Parameter objects, which stay leaves"))
 def sgd(SGD: type, Parameter: type) -> None:
     """Check 3.5: ``SGD(params, lr)``: ``step()`` computes ``p <- p - lr * grad`` in place
     (the same Parameters, still leaves), skips parameters without a gradient and records
     nothing into a graph; ``zero_grad()`` clears the gradients."""
 
 
-#: What the judges of :mod:`minigrad.course.checks.judges.lesson3` hold, found here too in a
-#: notebook (an ImportError in the grader's sandbox).
+#: What the judges (judges/lesson3.py) hold, found here too in a notebook (an ImportError in
+#: the grader's sandbox).
 __getattr__ = judges_names(__name__, frozenset({
-    "_CAUSES_32", "_found", "_items", "_linear_shapes", "_numbers", "_numbers_or_none",
-    "_shape_sent", "_tree_parameters", "malformed", "place", "value_at"}))
+    "_CAUSES_32", "_found", "_items", "_linear_shapes", "_numbers", "_shape_sent",
+    "_tree_parameters", "malformed", "place", "value_at"}))

@@ -6,6 +6,7 @@ read: anything malformed is a CheckFailed that says where, never a crash.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
 import numpy as np
@@ -29,12 +30,10 @@ def _numbers(outputs: Any, check: str, *path: str | int) -> np.ndarray:
     value = value_at(outputs, check, *path)
     if isinstance(value, (np.ndarray, np.generic, list, int, float)) and \
             not isinstance(value, bool):
-        try:
+        with contextlib.suppress(TypeError, ValueError):   # a ragged list is malformed
             array = np.asarray(value)
-        except (TypeError, ValueError):   # a ragged list
-            array = np.asarray(None)
-        if array.dtype.kind in "iuf":
-            return array
+            if array.dtype.kind in "iuf":
+                return array
     malformed(check, place(path), "an array of numbers", value)
 
 
@@ -268,6 +267,13 @@ def _linear_judge(probes: dict[str, Any], outputs: Any) -> str:
             "input match the hand formulas G.T @ x, G.sum(0), G @ W and finite differences.")
 
 
+def _gradient(check: str, got: np.ndarray | None, want: np.ndarray, case: str, cause: str) -> None:
+    """Fail unless the gradient ``got`` is exactly ``want``."""
+    if _differs(got, want):
+        raise mismatch(check, case, _numbers_text(want), "None" if got is None else _fmt(got),
+                       cause)
+
+
 def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.4, judge: ReLU's values and gradient, each order of layers, the gradient through."""
     check = _CHECK_34
@@ -277,12 +283,10 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
                        _fmt(np.maximum(x, 0)), _fmt(y),
                        "ReLU keeps positive values and sets the others to 0")
     xs, upstream = (np.asarray(probes[k], dtype=float) for k in ("grad x", "upstream"))
-    grad, want = _numbers_or_none(outputs, check, "relu grad"), upstream * (xs > 0)
-    if _differs(grad, want):
-        raise mismatch(check, f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
-                              f"{_numbers_text(np.ravel(upstream))}", _numbers_text(want),
-                       "None" if grad is None else _fmt(grad),
-                       "use the engine's relu on the Tensor, so that its backward rule is recorded")
+    _gradient(check, _numbers_or_none(outputs, check, "relu grad"), upstream * (xs > 0),
+              f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
+              f"{_numbers_text(np.ravel(upstream))}",
+              "use the engine's relu on the Tensor, so that its backward rule is recorded")
     tensors = value_at(outputs, check, "relu tensors")
     if not isinstance(tensors, list) or not all(isinstance(t, str) for t in tensors):
         malformed(check, place(("relu tensors",)), "a list of names", tensors)
@@ -302,13 +306,10 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
                            "each to the previous layer's output: for layer in self.layers: "
                            "x = layer(x)")
     through = np.asarray(probes["through x"], dtype=float)
-    grad, want = _numbers_or_none(outputs, check, "through grad"), 2.0 * (through > 0)
-    if _differs(grad, want):
-        raise mismatch(check, f"gradient through Sequential(ReLU(), double) at "
-                              f"{_numbers_text(np.ravel(through))}", _numbers_text(want),
-                       "None" if grad is None else _fmt(grad),
-                       "Sequential must pass the Tensors along unchanged (no .data), so that the "
-                       "graph connects the layers")
+    _gradient(check, _numbers_or_none(outputs, check, "through grad"), 2.0 * (through > 0),
+              f"gradient through Sequential(ReLU(), double) at {_numbers_text(np.ravel(through))}",
+              "Sequential must pass the Tensors along unchanged (no .data), so that the graph "
+              "connects the layers")
     return ("check 3.4: ReLU's forward and gradient are right and it holds no tensors; "
             f"Sequential applies its layers in order ({len(orders)} orders tried), keeps them "
             "where parameters() can find them, and lets gradients flow through.")
