@@ -1,9 +1,6 @@
-"""The judges of lesson 4's checks: the expected values (NumPy's forward pass, the engine's
-gradients, the hand-built loop of :mod:`minigrad.course.byhand`) and the usual causes.
-
-Never in the grader's sandbox (:data:`minigrad.course.grading.sandbox.GRADER_ONLY`); the probes
-and the runs are in :mod:`minigrad.course.checks.lesson4`.
-"""
+"""The judges of lesson 4's checks (:mod:`minigrad.course.checks.lesson4` holds the probes and
+the runs): the expected values (NumPy's forward pass, the engine's gradients, the hand-built
+loop of :mod:`minigrad.course.byhand`), compared with what came back, and the usual causes."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -16,7 +13,7 @@ from minigrad.course import byhand
 from minigrad.course.checks import (judged_cases, malformed, mismatch, received_or_type,
                                     type_sent, value_at)
 from minigrad.course.checks.lesson4 import (  # what the judges share with the runs
-    _CHECK_41, _CHECK_42, _CHECK_43, _LESSONS_NETWORK, _WEIGHTS, _sizes, _train_case)
+    _CHECK_41, _CHECK_42, _CHECK_43, _LESSONS_NETWORK, _WEIGHTS)
 
 
 def _fmt(a: Any) -> str:
@@ -39,8 +36,8 @@ def _logits(net: dict[str, Any], x: np.ndarray, act: Callable[..., Any] = _sigmo
 
 
 def _network_cause(net: dict[str, Any], x: np.ndarray, got: np.ndarray | None) -> str:
-    """What usually makes a model return the logits ``got`` instead of the right ones: the
-    first of the usual mistakes whose logits they are, in order."""
+    """What usually makes a model return the logits ``got``: the first mistake whose logits
+    they are."""
     expected = _logits(net, x)
     if got is None:
         return "the model is Linear(W1, b1), Sigmoid, Linear(W2, b2), and returns logits"
@@ -64,8 +61,7 @@ def _network_cause(net: dict[str, Any], x: np.ndarray, got: np.ndarray | None) -
 
 
 def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
-    """4.1: the logits against NumPy's forward pass of the same weights; four parameters,
-    each reached by backward."""
+    """4.1: the logits against NumPy's forward pass; four parameters, all reached by backward."""
     check, cases = _CHECK_41, probes["cases"]
     for net, result in judged_cases(check, cases, outputs):
         case, expected = net["name"], _logits(net, net["batch"])
@@ -74,23 +70,21 @@ def _network_judge(probes: dict[str, Any], outputs: Any) -> str:
             raise mismatch(check, f"{case}: logits of 5 inputs", _fmt(expected),
                            _fmt(got) if got is not None else instead,
                            _network_cause(net, net["batch"], got))
-        n_params = value_at(result, check, "parameters")
-        reached = value_at(result, check, "reached")
-        if not isinstance(n_params, int) or isinstance(n_params, bool):
-            malformed(check, "a case's 'parameters'", "the number of parameters, an int",
-                      n_params)
-        if n_params != 4:
-            raise mismatch(check, case, "4 parameters (two weights, two biases)", f"{n_params}",
+        n, reached = value_at(result, check, "parameters"), value_at(result, check, "reached")
+        if not isinstance(n, int) or isinstance(n, bool):
+            malformed(check, "a case's 'parameters'", "the number of parameters, an int", n)
+        if n != 4:
+            raise mismatch(check, case, "4 parameters (two weights, two biases)", f"{n}",
                            "use nn.Linear layers with bias=True; they hold the weights as "
                            "Parameters")
         through = "the forward pass must go through the layers' Parameters"
         if isinstance(reached, str):
             raise mismatch(check, case, "loss.backward() to run through your model", reached,
                            through)
-        if not isinstance(reached, list) or len(reached) != n_params or \
+        if not isinstance(reached, list) or len(reached) != n or \
                 not all(isinstance(r, bool) for r in reached):
             malformed(check, "a case's 'reached'",
-                      f"{n_params} booleans (each parameter reached by backward)", reached)
+                      f"{n} booleans (each parameter reached by backward)", reached)
         if not all(reached):
             raise mismatch(check, case, "a gradient on every parameter after backward",
                            "a parameter without gradient", through)
@@ -152,8 +146,7 @@ _RULES = {"b2": "delta2 = dL/dz2 = p - onehot(t), with p = softmax(z2)",
 
 
 def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
-    """4.2: each gradient against the engine's; a wrong one is compared with the usual
-    mistakes to name the cause."""
+    """4.2: each gradient against the engine's; a wrong one against the usual mistakes."""
     check, cases = _CHECK_42, probes["cases"]
     for net, result in judged_cases(check, cases, outputs):
         case, keys = net["name"], result.get("keys")
@@ -166,21 +159,20 @@ def _gradients_judge(probes: dict[str, Any], outputs: Any) -> str:
         gradients = value_at(result, check, "gradients")
         engine, variants = _engine_gradients(net), _hand_variants(net)
         for name in ("b2", "W2", "b1", "W1"):  # in the order the chain rule computes them
-            want = np.asarray(engine[name])
+            want, what = np.asarray(engine[name]), f"{case}, dL/d{name}"
             grad, instead = received_or_type(value_at(gradients, check, name))
             if grad is None:
-                raise mismatch(check, f"{case}, dL/d{name}", f"an array of shape {want.shape}",
-                               instead, "return NumPy arrays")
+                raise mismatch(check, what, f"an array of shape {want.shape}", instead,
+                               "return NumPy arrays")
             if _close(grad, want, rtol=1e-9, atol=1e-12):
                 continue
             cause = next((text for text, variant in variants
                           if _close(grad, variant[name], atol=1e-9)), _RULES[name])
             if grad.shape != want.shape:
-                raise mismatch(check, f"{case}, dL/d{name}", f"shape {want.shape}, like {name}",
+                raise mismatch(check, what, f"shape {want.shape}, like {name}",
                                f"shape {grad.shape}", cause)
-            raise mismatch(check, f"{case}, dL/d{name}", f"{_fmt(want)} (the engine)",
-                           _fmt(grad), cause)
-    sizes = ["-".join(map(str, _sizes(net["W1"], net["W2"]))) for net in cases[1:]]
+            raise mismatch(check, what, f"{_fmt(want)} (the engine)", _fmt(grad), cause)
+    sizes = [f"{n['W1'].shape[1]}-{n['W1'].shape[0]}-{n['W2'].shape[0]}" for n in cases[1:]]
     which = (f"the lesson's 2-2-2 network and for random {', '.join(sizes[:-1])} and "
              f"{sizes[-1]} networks" if cases[0]["name"] == _LESSONS_NETWORK
              else f"{len(cases)} random networks of random sizes")
@@ -202,7 +194,7 @@ def _byhand_run(state: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray, step
                 lr: float, variant: str = "") -> tuple[list[float], dict[str, np.ndarray]]:
     """The reference training loop with the hand-built layers, or one of _LOOP_MISTAKES: its
     losses and final parameters."""
-    n_in, n_hidden, n_out = _sizes(state["0.weight"], state["2.weight"])
+    (n_hidden, n_in), (n_out, _) = state["0.weight"].shape, state["2.weight"].shape
     mlp = byhand.MLP([byhand.Linear(n_in, n_hidden), byhand.ReLU(),
                       byhand.Linear(n_hidden, n_out)])
     for k, v in mlp.state_dict().items():
@@ -257,7 +249,7 @@ def _train_cause(losses: np.ndarray, parameters: dict[str, np.ndarray | None],
 
 def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     """4.3: the losses and final parameters against the hand-built loop's."""
-    check, case = _CHECK_43, _train_case(probes)
+    check, case = _CHECK_43, probes["case"]
     X, y, steps = probes["X"], probes["y"], probes["steps"]
     losses = value_at(outputs, check, "losses")
     if not isinstance(losses, list):
@@ -287,7 +279,7 @@ def _train_judge(probes: dict[str, Any], outputs: Any) -> str:
     got_losses = np.array(losses, dtype=np.float64)
     same_losses = _close(got_losses, np.array(want_losses), rtol=1e-10, atol=1e-12)
     if same_losses and all(_close(parameters[k], want_params[k], rtol=1e-10, atol=1e-12)
-                           for k in want_params):   # the grader's ✓ line: the same whatever the seed
+                           for k in want_params):   # the ✓ line: the same whatever the seed
         which = f"{steps} losses" if probes["lesson"] else "losses at every step"
         return (f"check 4.3: your loop's {which} and final parameters equal the hand-built "
                 "loop's (minigrad.course.byhand) to 1e-10: zero_grad, forward, cross-entropy, "
