@@ -1,16 +1,11 @@
-"""Checks for lesson 1, "From scalars to tensors": the run halves and what both halves share.
+"""Checks for lesson 1, "From scalars to tensors": the probes and runs, and what the judges
+(``checks/judges/lesson1.py``, not in the grader's sandbox) share with them.
 
-The student writes a ``Tensor`` class (1.1), ``topological_order`` (1.2), ``backward`` (1.3) and
-the backward rules of eight operations, in two tables (1.4: add, sub, mul, div; 1.5: exp, log,
-tanh, relu). Each check puts the one piece it is given into a *reference scaffold* (a reference
-``Tensor``, reference operations, the reference topological order), so a mistake costs only its
-own exercise: a broken ``mul`` fails the ``mul`` check and nothing else.
-
-Operations are checked element by element against the scalar engine
-(:class:`minigrad.course.scalar.Var`) and against central finite differences of the student's
-own forward pass: a forward pass that is wrong but consistent with its backward rule passes
-finite differences; the scalar engine catches it. The judges are in ``checks/judges/lesson1.py``,
-which the grader's sandbox does not hold.
+Each check puts the one piece it is given (``Tensor``, ``topological_order``, ``backward``, an
+operation of the tables of 1.4 and 1.5) into a *reference scaffold*, so a mistake costs only its
+own exercise. Operations are compared element by element with the scalar engine
+(:class:`minigrad.course.scalar.Var`), which catches a wrong forward pass that is consistent
+with its backward rule, and with finite differences of the student's own forward pass.
 """
 from __future__ import annotations
 
@@ -42,8 +37,7 @@ BINARY = ("add", "sub", "mul", "div")
 UNARY = ("exp", "log", "tanh", "relu")
 
 # A chain deeper than Python's recursion limit, held at 1000 (a fresh interpreter's) while a
-# check runs, so that a recursive solution fails the same way everywhere, and a raised limit
-# cannot crash the interpreter instead.
+# check runs: a recursive solution fails the same way everywhere, and cannot crash it.
 RECURSION_LIMIT = 1000
 DEPTH = 2 * RECURSION_LIMIT
 
@@ -65,9 +59,7 @@ class ReferenceTensor:
                  vjp: Callable[..., Any] | None = None, name: str = "") -> None:
         self.data = np.asarray(data, dtype=np.float64)
         self.grad: np.ndarray | None = None
-        self.parents = tuple(parents)
-        self.vjp = vjp
-        self.name = name
+        self.parents, self.vjp, self.name = tuple(parents), vjp, name
 
     def __repr__(self) -> str:
         return f"Tensor({self.name or show(self.data)})"
@@ -98,14 +90,11 @@ def _r_tanh(a: T, name: str = "") -> T:
 
 
 def _seed_probe(notebook_seed: int) -> Callable[[np.random.Generator | None], dict[str, Any]]:
-    """A probe that is one seed (the lesson's own in a notebook, a secret one in the grader),
-    from which the run and the judge both build the check's cases."""
+    """A probe that is one seed, the lesson's own or the grader's: both halves build on it."""
     return lambda rng: {"seed": notebook_seed if rng is None else int(rng.integers(2**31))}
 
 
-# ---------------------------------------------------------------------------------------------
 # 1.1 The Tensor class
-
 
 def _tensor_datas(seed: int) -> list[Any]:
     """What 1.1 builds tensors from: a list of ints, a float, an integer 2-D array."""
@@ -117,36 +106,33 @@ def _tensor_datas(seed: int) -> list[Any]:
             rng.integers(-5, 6, size=(int(rng.integers(1, 4)), int(rng.integers(2, 5))))]
 
 
-def _new_tensor(Tensor: type, data: Any) -> np.ndarray:
-    """1.1 on one ``data``: ``Tensor(data)``'s attributes, checked; a copy of its ``.data``."""
-    case = f"Tensor, case Tensor({show(data)})"
-    with student_code(case, "Tensor(data)"):
-        t = Tensor(data)
-    d = getattr(t, "data", None)
-    if not isinstance(d, np.ndarray):
-        fail(case, f".data should be a NumPy array; got {type(d).__name__}: {show(d)}",
-             "store np.asarray(data, dtype=np.float64), so lists and numbers become arrays")
-    if d.dtype != np.float64:
-        fail(case, f".data has dtype {d.dtype}; expected float64",
-             "integers cannot carry gradients: convert with dtype=np.float64")
-    for attr, cause in (("grad", "set self.grad = None in __init__ (a leaf has no gradient yet "
-                                 "and no closure)"),
-                        ("vjp", "store the vjp argument (None by default)")):
-        if not hasattr(t, attr) or getattr(t, attr) is not None:
-            fail(case, f".{attr} should be None for a new tensor; got "
-                       f"{show(getattr(t, attr, '<missing>'))}", cause)
-    if getattr(t, "parents", None) != ():
-        fail(case, f".parents should be the empty tuple (); got "
-                   f"{show(getattr(t, 'parents', '<missing>'))}", "store tuple(parents)")
-    return np.array(d)
-
-
 def _tensor_run(probes: dict[str, Any], Tensor: type) -> dict[str, Any]:
     """1.1, run: build tensors; check what only this process can see; return their .data."""
     require_student(Tensor, "Tensor")
     if not isinstance(Tensor, type):
         fail("Tensor", f"expected your class Tensor itself; got {show(Tensor)}")
-    datas = [_new_tensor(Tensor, data) for data in _tensor_datas(probes["seed"])]
+    datas = []
+    for data in _tensor_datas(probes["seed"]):
+        case = f"Tensor, case Tensor({show(data)})"
+        with student_code(case, "Tensor(data)"):
+            t = Tensor(data)
+        d = getattr(t, "data", None)
+        if not isinstance(d, np.ndarray):
+            fail(case, f".data should be a NumPy array; got {type(d).__name__}: {show(d)}",
+                 "store np.asarray(data, dtype=np.float64), so lists and numbers become arrays")
+        if d.dtype != np.float64:
+            fail(case, f".data has dtype {d.dtype}; expected float64",
+                 "integers cannot carry gradients: convert with dtype=np.float64")
+        for attr, cause in (("grad", "set self.grad = None in __init__ (a leaf has no gradient "
+                                     "yet and no closure)"),
+                            ("vjp", "store the vjp argument (None by default)")):
+            if getattr(t, attr, "<missing>") is not None:
+                fail(case, f".{attr} should be None for a new tensor; got "
+                           f"{show(getattr(t, attr, '<missing>'))}", cause)
+        if getattr(t, "parents", None) != ():
+            fail(case, f".parents should be the empty tuple (); got "
+                       f"{show(getattr(t, 'parents', '<missing>'))}", "store tuple(parents)")
+        datas.append(np.array(d))
     a, b = Tensor([1.0]), Tensor([2.0])
 
     def vjp(g: Any) -> tuple[Any, ...]:
@@ -172,9 +158,7 @@ def tensor_class(Tensor: type) -> None:
     None, the parents as a tuple and the closure."""
 
 
-# ---------------------------------------------------------------------------------------------
 # 1.2 topological order and 1.3 backward: graphs, each the list of its tensors, its root last
-
 
 def _chain(first: T, n: int, step: Callable[[T, str], T], prefix: str) -> list[T]:
     """``first`` and ``n`` tensors after it, each ``step(the one before, name)``."""
@@ -206,8 +190,8 @@ def _diamond(xv: Any, wv: Any, shortcut: bool = False) -> list[T]:
 
 
 def _graphs(seed: int = 1) -> dict[str, tuple[T, list[T]]]:
-    """1.2's graphs by name: (root, every tensor in it). The values, and the last graph (a
-    random one), come from ``seed``."""
+    """1.2's graphs by name: (root, every tensor in it). The values, and the random graph,
+    come from ``seed``; the last is a chain too deep for recursion."""
     rng = np.random.default_rng(seed)
     graphs = {"a single leaf x": [T(rng.normal(size=3), name="x")],
               "z = x * y": _product([1.0, 2.0], [3.0, 4.0]),
@@ -225,16 +209,8 @@ def _graphs(seed: int = 1) -> dict[str, tuple[T, list[T]]]:
     for i, node in enumerate(nodes[:-1]):   # make every tensor an ancestor of the root
         nodes.append(_r_add(nodes[-1], node, f"r{i + 1}"))
     graphs[f"a random graph of {len(nodes)} tensors"] = nodes
+    graphs[f"a chain of {DEPTH} tanh operations"] = _deep_chain()
     return {name: (nodes[-1], nodes) for name, nodes in graphs.items()}
-
-
-def _order_cases(seed: int) -> list[tuple[str, T, list[T]]]:
-    """1.2's cases: (the case's name, root, every tensor): the graphs, then a deep chain."""
-    cases = [(f"topological_order, case '{name}'", root, nodes)
-             for name, (root, nodes) in _graphs(seed).items()]
-    chain = _deep_chain()
-    return cases + [(f"topological_order, case 'a chain of {DEPTH} tanh operations'",
-                     chain[-1], chain)]
 
 
 def _as_list(case: str, got: Any) -> list[Any]:
@@ -252,7 +228,8 @@ def _order_run(probes: dict[str, Any], topological_order: Callable[..., Any]) ->
     (-1 for anything that is not one of its tensors)."""
     require_student(topological_order, "topological_order")
     orders = []
-    for case, root, nodes in _order_cases(probes["seed"]):
+    for name, (root, nodes) in _graphs(probes["seed"]).items():
+        case = f"topological_order, case '{name}'"
         with student_code(case, "topological_order(root)"), _recursion_limit():
             got = topological_order(root)
         where = {id(t): i for i, t in enumerate(nodes)}
@@ -362,9 +339,7 @@ def backward(backward: Callable[..., Any]) -> None:
     order, and add the gradients that reach a tensor from all its uses."""
 
 
-# ---------------------------------------------------------------------------------------------
 # 1.4 and 1.5 the operations: a table (see :mod:`minigrad.course.checks.table`)
-
 
 def _ref(name: str) -> Callable[..., tuple[Any, list[Any]]]:
     """The reference of operation ``name``: ``judges/lesson1.py``'s ``<name>_reference``."""
@@ -431,9 +406,18 @@ def _holds(fn: Any, target: object) -> bool:
     return False
 
 
-def _parents_and_closure(case: str, out: T, inputs: tuple[T, ...], extra: tuple[Any, ...]
-                         ) -> None:
-    """The output's parents are the inputs, its closure is callable and does not hold it."""
+def _op_case(row: Operation, name: str, student: Callable[..., Any], case: str,
+             arrays: list[np.ndarray], extra: tuple[Any, ...], g: np.ndarray) -> dict[str, Any]:
+    """One case of an operation, on reference tensors: what came out, as plain data. What only
+    this process can see (parents, closure, no cycle, inputs unchanged) is checked here."""
+    inputs = tuple(T(a.copy(), name=LETTERS[i]) for i, a in enumerate(arrays))
+    with student_code(case, f"your {name}"):
+        out = student(*inputs, *extra)
+    if not isinstance(out, T):
+        fail(case, f"{name} returned {type(out).__name__} {show(out)}; expected a Tensor",
+             f"return Tensor({row.forward}, parents, vjp)")
+    forward = sent(out.data)
+    _unchanged(case, name, inputs, arrays, closure=False)
     parents = getattr(out, "parents", None)
     if not isinstance(parents, tuple) or len(parents) != len(inputs) or \
             any(p is not t for p, t in zip(parents, inputs)):
@@ -450,21 +434,6 @@ def _parents_and_closure(case: str, out: T, inputs: tuple[T, ...], extra: tuple[
                    "graph stays in memory until the garbage collector runs",
              "the closure gets the output gradient g as its argument; if it needs the output's "
              "value, keep the array (y = ...) and use y, not the Tensor")
-
-
-def _op_case(row: Operation, name: str, student: Callable[..., Any], case: str,
-             arrays: list[np.ndarray], extra: tuple[Any, ...], g: np.ndarray) -> dict[str, Any]:
-    """One case of an operation, on reference tensors: what came out, as plain data. What only
-    this process can see (parents, closure, no cycle, inputs unchanged) is checked here."""
-    inputs = tuple(T(a.copy(), name=LETTERS[i]) for i, a in enumerate(arrays))
-    with student_code(case, f"your {name}"):
-        out = student(*inputs, *extra)
-    if not isinstance(out, T):
-        fail(case, f"{name} returned {type(out).__name__} {show(out)}; expected a Tensor",
-             f"return Tensor({row.forward}, parents, vjp)")
-    forward = sent(out.data)
-    _unchanged(case, name, inputs, arrays, closure=False)
-    _parents_and_closure(case, out, inputs, extra)
     with student_code(case, f"the closure of your {name}"):
         grads = out.vjp(g.copy())  # type: ignore[misc]
     if isinstance(grads, np.ndarray) or not isinstance(grads, (tuple, list)):
