@@ -1,27 +1,18 @@
 """Checks for lesson 2, "Matrix products, reductions and broadcasting".
 
-The student writes ``matmul``, ``sum``, ``reshape``, ``transpose``, ``unbroadcast`` and a fused
-``cross_entropy``, each (but ``unbroadcast``, which works on arrays) building one graph node
-with :func:`minigrad.op`. A check runs the student's function on ``minigrad.Tensor`` inputs and
-compares
+The student writes ``matmul``, ``sum``, ``reshape``, ``transpose``, ``unbroadcast`` (on arrays)
+and a fused ``cross_entropy``, the others each one graph node made with :func:`minigrad.op`.
+A check compares the forward value with NumPy (a wrong forward consistent with its backward
+rule passes finite differences), the gradients the node's VJP returns for a random output
+gradient with the formula and with finite differences of the student's own forward, and their
+shapes with the inputs', naming the usual cause. The lesson's other functions are the engine's
+while a check runs (:func:`~minigrad.course.checks.with_globals`): a mistake costs one exercise.
 
-* the forward value with NumPy (a forward pass that is wrong but consistent with its backward
-  rule passes finite differences, so the value is always compared too);
-* the gradient the node's VJP returns for a random output gradient, with the formula and with
-  central finite differences of the student's own forward pass;
-* the gradient's shape with the input's shape, naming the usual cause when they differ.
-
-The other functions of the lesson are replaced by the engine's while a check runs
-(:func:`minigrad.course.checks.with_globals`), so a mistake in ``sum`` cannot fail ``cross_entropy``.
-
-Every check is split (:class:`minigrad.course.checks.Split`): the probe draws the cases (the
-lesson's own in a notebook, fresh ones in the grader) as plain data, the run calls the student's
-function on them in order and sends back only what came out, and the judge (in
-``checks/judges/lesson2.py``, which the grader's sandbox does not hold) computes the expected
-values and compares. What only the student's process can see (the result is a node with the
-inputs as parents and a VJP of the student's, an input left unchanged) the run checks itself.
-The run stops at the first case where the student's code fails, and the judge reports that
-failure after the values that came before it: the first mistake is the one reported.
+Every check is split (:class:`~minigrad.course.checks.Split`): the probe draws the cases (the
+lesson's own in a notebook, fresh ones in the grader), the run calls the student's function on
+them in order, sends back what came out and checks itself only what the student's process alone
+can see, and the judge (``checks/judges/lesson2.py``, which the grader's sandbox does not hold)
+computes the expected values and compares, reporting the first mistake.
 """
 from __future__ import annotations
 
@@ -71,10 +62,11 @@ _OVERFLOW = ("exp of a large logit overflows: subtract each row's max before exp
              "log-softmax as (z - max) - log(sum(exp(z - max))), never log(softmax(z))")
 
 
-def _split(check: str, probe: Callable[[np.random.Generator | None], dict[str, Any]],
-           run: Callable[..., dict[str, Any]], judge: str,
-           self_reported: str = _SELF_REPORTED) -> Split:
-    """The split of ``check``, its judge (named in judges/lesson2.py) turning any error that
+def _check(exercise_id: str, name: str, probe: Callable[..., dict[str, Any]], judge: str,
+           run: Callable[..., dict[str, Any]] | None = None,
+           self_reported: str = _SELF_REPORTED) -> Callable[[Callable[..., None]], Any]:
+    """What makes a function the check ``name`` of an exercise: its split, of one node's run
+    unless ``run`` is given, whose judge (``judge`` in judges/lesson2.py) turns any error that
     malformed outputs cause into a :class:`CheckFailed`."""
     found = judged("lesson2", judge)
 
@@ -85,9 +77,9 @@ def _split(check: str, probe: Callable[[np.random.Generator | None], dict[str, A
         except CheckFailed:
             raise
         except Exception as error:  # noqa: BLE001 - malformed outputs are a failure, with why
-            raise CheckFailed(f"{check}: the values sent back could not be judged "
+            raise CheckFailed(f"{name}: the values sent back could not be judged "
                               f"({type(error).__name__}: {error})") from None
-    return Split(probe=probe, run=run, judge=robust, self_reported=self_reported)
+    return exercise(exercise_id, split=Split(probe, run or _node_run(name), robust, self_reported))
 
 
 def _floats(x: Any) -> np.ndarray:
@@ -116,24 +108,21 @@ class _Case:
     named: dict[str, Any]           # inputs, arguments and g by name, for the messages
 
 
-#: Each check of one node: the names of its inputs and arguments, and how its cases are labelled.
+#: Each check of one node: the names of its inputs and arguments, how its cases are labelled,
+#: and the usual cause when its VJP raises a shape error.
 _NODES = {
-    "matmul": (("A", "B"), "A {A.shape} @ B {B.shape}"),
+    "matmul": (("A", "B"), "A {A.shape} @ B {B.shape}",
+               "the shapes must fit: dA = dC @ B.T is {g.shape} @ {B.T.shape}, dB = A.T @ dC "
+               "is {A.T.shape} @ {g.shape}"),
     "sum": (("x", "axis", "keepdims"),
-            "sum(x, axis={axis}, keepdims={keepdims}) with x of shape {x.shape}"),
-    "reshape": (("x", "shape"), "x of shape {x.shape} to {shape}"),
-    "transpose": (("x", "axes"), "x of shape {x.shape}, axes={axes}"),
-    "cross_entropy": (("z", "targets"), "{label}"),
-}
-
-#: The usual cause when a VJP raises a shape error.
-_VJP_CAUSES = {
-    "matmul": "the shapes must fit: dA = dC @ B.T is {g.shape} @ {B.T.shape}, dB = A.T @ dC is "
-              "{A.T.shape} @ {g.shape}",
-    "sum": "g has the shape of the sum; put the summed axes back as size 1 (np.expand_dims(g, "
-           "axis), unless keepdims) before np.broadcast_to(g, x.shape)",
-    "reshape": "reshape g to x's old shape, kept from before",
-    "transpose": "permute g with the inverse permutation np.argsort(axes)",
+            "sum(x, axis={axis}, keepdims={keepdims}) with x of shape {x.shape}",
+            "g has the shape of the sum; put the summed axes back as size 1 (np.expand_dims(g, "
+            "axis), unless keepdims) before np.broadcast_to(g, x.shape)"),
+    "reshape": (("x", "shape"), "x of shape {x.shape} to {shape}",
+                "reshape g to x's old shape, kept from before"),
+    "transpose": (("x", "axes"), "x of shape {x.shape}, axes={axes}",
+                  "permute g with the inverse permutation np.argsort(axes)"),
+    "cross_entropy": (("z", "targets"), "{label}", ""),
 }
 
 
@@ -146,7 +135,7 @@ def _case(inputs: Sequence[np.ndarray], args: Sequence[Any], g: Any, fd: bool = 
 
 def _cases(name: str, probes: dict[str, Any]) -> list[_Case]:
     """The cases of check ``name`` in ``probes``."""
-    names, label = _NODES[name]
+    names, label, _ = _NODES[name]
     cases = probes["cases"]
     read = []
     for k, case in enumerate(cases):
@@ -228,8 +217,7 @@ def _node_run(name: str) -> Callable[..., dict[str, Any]]:
                 out = _node(fn, name, c.label, leaves, *c.args)
             result["loss" if ce else "forward"] = sent(out.data)
             with _overflow(c.label, "backward", ce):
-                cause = _VJP_CAUSES.get(name)
-                result["grads"] = _vjp(out, c.g, c.label, name, cause and cause.format(**c.named))
+                result["grads"] = _vjp(out, c.g, c.label, name, _NODES[name][2].format(**c.named))
             if c.fd and np.shape(out.data) != c.g.shape:
                 result["fd"] = None     # the judge tells the forward value's shape first
             elif c.fd:
@@ -248,20 +236,26 @@ def _node_run(name: str) -> Callable[..., dict[str, Any]]:
 # The probes: the lesson's cases from a fixed seed (rng is None), or fresh ones like them
 
 
+def _drawn(draw: np.random.Generator, specs: Sequence[tuple[Sequence[Any], tuple[Any, ...]]],
+           out_shape: Callable[..., tuple[int, ...]], fd: bool = True) -> dict[str, Any]:
+    """The cases of ``specs`` (the shapes of the inputs, the other arguments): the inputs
+    drawn, then g, of the shape ``out_shape(*inputs, *args)``."""
+    cases = []
+    for shapes, args in specs:
+        inputs = [draw.normal(size=shape) for shape in shapes]
+        cases.append(_case(inputs, args, draw.normal(size=out_shape(*inputs, *args)), fd))
+    return {"cases": cases}
+
+
 def _matmul_probe(rng: np.random.Generator | None) -> dict[str, Any]:
     """2.1: four products: non-square, a row times a column, square, a column times a row."""
     if rng is None:
         shapes = [((2, 3), (3, 4)), ((1, 5), (5, 1)), ((4, 4), (4, 4)), ((3, 1), (1, 2))]
-        draw = np.random.default_rng(21)
     else:
         m, k, n, s, r = (int(d) for d in rng.integers(2, 6, size=5))
-        shapes, draw = [((m, k), (k, n)), ((1, r), (r, 1)), ((s, s), (s, s)),
-                        ((n, 1), (1, m))], rng
-    cases = []
-    for sa, sb in shapes:
-        A, B = draw.normal(size=sa), draw.normal(size=sb)
-        cases.append(_case((A, B), (), draw.normal(size=(sa[0], sb[1]))))
-    return {"cases": cases}
+        shapes = [((m, k), (k, n)), ((1, r), (r, 1)), ((s, s), (s, s)), ((n, 1), (1, m))]
+    return _drawn(np.random.default_rng(21) if rng is None else rng,
+                  [(pair, ()) for pair in shapes], lambda A, B: (A.shape[0], B.shape[1]))
 
 
 def _sum_probe(rng: np.random.Generator | None) -> dict[str, Any]:
@@ -286,46 +280,38 @@ def _sum_probe(rng: np.random.Generator | None) -> dict[str, Any]:
                       for axis, keepdims in axes]}
 
 
-def _reshapes(rng: np.random.Generator) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Five reshapes like the lesson's: merge two axes, flatten, split, -1, row to column."""
-    a, b, c, p, q, n = (int(d) for d in rng.integers(2, 6, size=6))
+def _reshapes(rng: np.random.Generator | None) -> list[tuple[Any, Any]]:
+    """Five reshapes: merge two axes, flatten, split, -1, row to column."""
+    a, b, c, p, q, n = (2, 3, 4, 2, 3, 5) if rng is None else \
+        (int(d) for d in rng.integers(2, 6, size=6))
     return [((a, b, c), (a * b, c)), ((a, b, c), (a * b * c,)), ((p * q,), (p, q)),
             ((a, b, c), (c, -1)), ((1, n), (n, 1))]
 
 
-def _transposes(rng: np.random.Generator) -> list[tuple[tuple[int, ...], tuple[int, ...] | None]]:
-    """Five transposes like the lesson's: reversed (2-D, 3-D), two 3-cycles (not their own
-    inverse), one swap; axes of distinct sizes, so that a wrong permutation shows."""
+def _transposes(rng: np.random.Generator | None) -> list[tuple[Any, Any]]:
+    """Five transposes: reversed (2-D, 3-D), two 3-cycles (not their own inverse), one swap;
+    fresh ones on axes of distinct sizes, so that a wrong permutation shows."""
     def dims(n: int) -> tuple[int, ...]:
-        return _ints(rng.choice(np.arange(2, 7), size=n, replace=False))
-    cycle = [(1, 2, 0), (2, 0, 1)][int(rng.integers(2))]
-    swap = [(0, 2, 1), (1, 0, 2), (2, 1, 0)][int(rng.integers(3))]
+        return (2, 3, 4)[:n] if rng is None else \
+            _ints(rng.choice(np.arange(2, 7), size=n, replace=False))
+    cycle = (1, 2, 0) if rng is None else [(1, 2, 0), (2, 0, 1)][int(rng.integers(2))]
+    swap = (0, 2, 1) if rng is None else [(0, 2, 1), (1, 0, 2), (2, 1, 0)][int(rng.integers(3))]
     return [(dims(2), None), (dims(3), None), (dims(3), cycle), (dims(3), _ints(np.argsort(cycle))),
             (dims(3), swap)]
 
 
-#: reshape's and transpose's lesson cases, seed, fresh cases and NumPy function.
-_MOVES: dict[str, tuple[list[Any], int, Callable[..., list[Any]], Callable[..., Any]]] = {
-    "reshape": ([((2, 3, 4), (6, 4)), ((2, 3, 4), (24,)), ((6,), (2, 3)), ((2, 3, 4), (4, -1)),
-                 ((1, 5), (5, 1))], 23, _reshapes, np.reshape),
-    "transpose": ([((2, 3), None), ((2, 3, 4), None), ((2, 3, 4), (1, 2, 0)),
-                   ((2, 3, 4), (2, 0, 1)), ((2, 3, 4), (0, 2, 1))], 24, _transposes, np.transpose),
-}
-
-
 def _moves_probe(name: str) -> Callable[[np.random.Generator | None], dict[str, Any]]:
-    """2.3: reshape's or transpose's cases: x, the new shape or the axes (none when None), g.
-    No finite differences: they move values without computing any."""
-    fixed, seed, fresh, move = _MOVES[name]
+    """2.3: reshape's or transpose's cases: x, the new shape or the axes (none for None), g;
+    no finite differences (they move values without computing any)."""
+    shapes: Callable[..., list[tuple[Any, Any]]]
+    move: Callable[..., Any]
+    seed, shapes, move = (23, _reshapes, np.reshape) if name == "reshape" else \
+        (24, _transposes, np.transpose)
 
     def probe(rng: np.random.Generator | None) -> dict[str, Any]:
-        draw = np.random.default_rng(seed) if rng is None else rng
-        cases = []
-        for shape, arg in (fixed if rng is None else fresh(rng)):
-            X = draw.normal(size=shape)
-            g = draw.normal(size=move(X, arg).shape)
-            cases.append(_case((X,), () if arg is None else (arg,), g, fd=False))
-        return {"cases": cases}
+        specs = [((shape,), () if arg is None else (arg,)) for shape, arg in shapes(rng)]
+        return _drawn(np.random.default_rng(seed) if rng is None else rng, specs,
+                      lambda X, *arg: move(X, *arg).shape, fd=False)
     return probe
 
 
@@ -445,46 +431,39 @@ def _unbroadcast_run(probes: dict[str, Any], unbroadcast: Callable[..., Any]) ->
     return run_cases(_unbroadcast_cases(probes), one)
 
 
-def _node_check(exercise_id: str, name: str, probe: Callable[..., dict[str, Any]], judge: str,
-                self_reported: str = _SELF_REPORTED) -> Callable[..., Any]:
-    """The decorator that makes a function the check of one node ``name``."""
-    return exercise(exercise_id, split=_split(name, probe, _node_run(name), judge, self_reported))
-
-
-@_node_check("2.1", "matmul", _matmul_probe, "_matmul_judge")
+@_check("2.1", "matmul", _matmul_probe, "_matmul_judge")
 def matmul(matmul: Callable[..., Any]) -> None:
     """Exercise 2.1: ``matmul(a, b)`` for matrices; ``dA = dC @ B.T``, ``dB = A.T @ dC``."""
 
 
-@_node_check("2.2", "sum", _sum_probe, "_sum_judge")
+@_check("2.2", "sum", _sum_probe, "_sum_judge")
 def sum(sum: Callable[..., Any]) -> None:  # noqa: A001 - the student's function is called sum
     """Exercise 2.2: ``sum(x, axis=None, keepdims=False)`` spreads the gradient back."""
 
 
-@_node_check("2.3", "reshape", _moves_probe("reshape"), "_reshape_judge")
+@_check("2.3", "reshape", _moves_probe("reshape"), "_reshape_judge")
 def reshape(reshape: Callable[..., Any]) -> None:
     """Exercise 2.3, its reshape half (the lesson calls reshape_and_transpose)."""
 
 
-@_node_check("2.3", "transpose", _moves_probe("transpose"), "_transpose_judge")
+@_check("2.3", "transpose", _moves_probe("transpose"), "_transpose_judge")
 def transpose(transpose: Callable[..., Any]) -> None:
     """Exercise 2.3, its transpose half (the lesson calls reshape_and_transpose)."""
 
 
-@exercise("2.3", split=_split("reshape and transpose", _moves_both_probe, _moves_both_run,
-                              "_moves_both_judge"))
+@_check("2.3", "reshape and transpose", _moves_both_probe, "_moves_both_judge", _moves_both_run)
 def reshape_and_transpose(reshape: Callable[..., Any], transpose: Callable[..., Any]) -> None:
     """Exercise 2.3: ``reshape(x, shape)`` and ``transpose(x, axes=None)``, each undone."""
 
 
-@exercise("2.4", split=_split("unbroadcast", _unbroadcast_probe, _unbroadcast_run,
-                              "_unbroadcast_judge", "the gradient passed in is left unchanged"))
+@_check("2.4", "unbroadcast", _unbroadcast_probe, "_unbroadcast_judge", _unbroadcast_run,
+        "the gradient passed in is left unchanged")
 def unbroadcast(unbroadcast: Callable[..., Any]) -> None:
     """Exercise 2.4: ``unbroadcast(grad, shape)`` sums a gradient back to ``shape``."""
 
 
-@_node_check("2.5", "cross_entropy", _ce_probe, "_ce_judge",
-             _SELF_REPORTED + "; NumPy reported no overflow")
+@_check("2.5", "cross_entropy", _ce_probe, "_ce_judge",
+        self_reported=_SELF_REPORTED + "; NumPy reported no overflow")
 def cross_entropy(cross_entropy: Callable[..., Any]) -> None:
     """Exercise 2.5: ``cross_entropy(logits, targets)``: mean softmax cross-entropy as one
     node, stable for any logits, with the gradient ``(softmax - onehot) / N``."""
@@ -493,8 +472,9 @@ def cross_entropy(cross_entropy: Callable[..., Any]) -> None:
 #: What is in :mod:`minigrad.course.checks.judges.lesson2` (found here too, in a notebook).
 _JUDGED = frozenset({
     "_REFERENCES", "_r_matmul", "_r_sum", "_r_reshape", "_r_transpose", "_log_softmax",
-    "_r_cross_entropy", "_ce_expected", "_ROWS", "_expected", "_forward", "_gradients",
-    "_compare_grad", "_node_judge", "_ce_judge", "_matmul_judge", "_sum_judge",
-    "_reshape_judge", "_transpose_judge", "_moves_both_judge", "_unbroadcast_judge"})
+    "_r_cross_entropy", "_ce_expected", "_CE_SLIPS", "_ROWS", "_UNBROADCAST_SHAPE",
+    "_gradients", "_finite_differences", "_compare_grad", "_node_judge", "_ce_judge",
+    "_matmul_judge", "_sum_judge", "_reshape_judge", "_transpose_judge", "_moves_both_judge",
+    "_unbroadcast_judge"})
 
 __getattr__ = judges_names(__name__, _JUDGED)

@@ -1,9 +1,8 @@
-"""The judges of lesson2's checks, and the lesson's reference operations (the demos fall back to
-them: :data:`_REFERENCES`): they compute the expected values and compare.
-
-They run in the grader's process (and in a notebook, after the run), never in the grader's
-sandbox, which does not hold this file (:data:`minigrad.course.grading.sandbox.GRADER_ONLY`).
-The probes, the runs and what both sides read are in :mod:`minigrad.course.checks.lesson2`.
+"""The judges of lesson2's checks, which compute the expected values and compare, and the
+lesson's reference operations (:data:`_REFERENCES`: the judges' expected values, and what the
+demos fall back to). They run in the grader's process (and in a notebook, after the run), never
+in its sandbox, which does not hold this file (:data:`minigrad.course.grading.sandbox.GRADER_ONLY`).
+The probes and the runs are in :mod:`minigrad.course.checks.lesson2`.
 """
 from __future__ import annotations
 
@@ -64,20 +63,6 @@ def _r_cross_entropy(logits: Tensor, targets: Any) -> Tensor:
 _REFERENCES: dict[str, Callable[..., Any]] = {
     "matmul": _r_matmul, "sum": _r_sum, "reshape": _r_reshape, "transpose": _r_transpose,
     "unbroadcast": _ref_unbroadcast, "cross_entropy": _r_cross_entropy}
-
-
-def _expected(name: str, c: _Case) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-    """The reference's forward value and the gradients its VJP returns for ``c.g``."""
-    out = _REFERENCES[name](*(Tensor(x, requires_grad=True) for x in c.inputs), *c.args)
-    grads = out._vjp(c.g, *out._saved)
-    return out.data, grads if isinstance(grads, tuple) else (grads,)
-
-
-def _forward(got: Any, want: np.ndarray, case: str, cause: str) -> None:
-    got = received(got, case, "the result", cause)
-    if got.shape != np.shape(want):
-        fail(case, f"the result has shape {got.shape}; expected {np.shape(want)}", cause)
-    assert_close(got, want, case, "the forward value", cause)
 
 
 def _gradients(result: dict[str, Any], c: _Case, key: str = "grads") -> list[Any]:
@@ -163,9 +148,14 @@ def _node_judge(name: str) -> Callable[[Any, Any], str]:
     def judge(probes: Any, outputs: Any) -> str:
         cases = _cases(name, probes)
         for c, result in judged_cases(name, cases, outputs):
-            want, want_grads = _expected(name, c)
-            _forward(value_at(result, c.label, "forward"), want, c.label,
-                     forward.format(**c.named))
+            out = _REFERENCES[name](*(Tensor(x, requires_grad=True) for x in c.inputs), *c.args)
+            want_grads = out._vjp(c.g, *out._saved)     # the reference's value and gradients
+            want_grads = want_grads if isinstance(want_grads, tuple) else (want_grads,)
+            cause = forward.format(**c.named)
+            got = received(value_at(result, c.label, "forward"), c.label, "the result", cause)
+            if got.shape != out.shape:
+                fail(c.label, f"the result has shape {got.shape}; expected {out.shape}", cause)
+            assert_close(got, out.data, c.label, "the forward value", cause)
             grads, fds = _gradients(result, c), _finite_differences(result, c)
             for got, fd, w, (what, shape_cause, value_cause) in zip(grads, fds, want_grads,
                                                                      inputs):
