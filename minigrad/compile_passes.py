@@ -24,7 +24,9 @@ the recording computed:
    elementwise (each value computed alone: where it is stored cannot change it);
 7. :func:`fuse_value_checks` -- a value computed only to be checked is computed and checked
    in one call;
-8. :func:`reuse_buffers` -- a large array (16 KiB or more) that the step makes, uses and
+8. :func:`write_elementwise_in_place` -- an elementwise call writes its new result over an
+   input of the same layout that no later call reads (a sigmoid's four calls in one buffer);
+9. :func:`reuse_buffers` -- a large array (16 KiB or more) that the step makes, uses and
    forgets writes into the memory of one the step has already forgotten (a register
    allocator's idea): the replay touches a few buffers again and again instead of a fresh one
    per call, and so stays in the processor's caches. Only arrays that a call writes whole before anything reads them, and
@@ -43,7 +45,8 @@ import numpy as np
 
 __all__ = ["Plan", "optimize", "PASSES", "drop_unchanged_refills", "drop_self_assignments",
            "fold_constants", "drop_dead_calls", "sum_scattered_slices", "write_results_in_place",
-           "fuse_value_checks", "reuse_buffers", "add_pieces"]
+           "fuse_value_checks", "write_elementwise_in_place", "reuse_buffers",
+           "add_pieces"]
 
 Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
 
@@ -485,6 +488,94 @@ def fuse_value_checks(plan: Plan) -> None:
         plan.alive[j] = False
 
 
+def write_elementwise_in_place(plan: Plan) -> None:
+    """8. An elementwise call (a ufunc such as ``np.tanh``, ``np.multiply``) whose new result
+    has exactly the shape, strides and dtype of an input that no later call reads writes its
+    result over that input (``np.tanh(a, out=a)``): a chain such as a sigmoid's four calls
+    runs in one buffer, which stays in the processor's caches.
+
+    Exact: an elementwise ufunc computes each value from the values at the same position
+    alone, so writing over the input it reads gives the same values (NumPy reads each value
+    before it writes it, and copies first where arrays merely overlap). Only new arrays of
+    the step that nothing needs after the replay move (as :func:`reuse_buffers`'s)."""
+    kept = plan.kept()
+    last, hidden, defined = _last_touch(plan, kept)
+    blocked = hidden | {m for m in plan.out_owners | plan.lasting | plan.keep if m is not None}
+    home: dict[int, int] = {}  # an owner number -> the owner whose memory it uses
+
+    def find(m: int) -> int:
+        while m in home:
+            m = home[m]
+        return m
+
+    for k, (fn, args, kwargs) in kept:
+        m = _elementwise_result(plan, fn, kwargs, k)
+        if m is None or m in blocked:
+            continue
+        for a in args:
+            n = _whole_owner(plan, a)
+            if n is None or find(n) in blocked or find(n) not in defined:
+                continue
+            n = find(n)
+            o, r = plan.rec.owners[n], plan.rec.owners[m]
+            if (last.get(n) != k or o.shape != r.shape or o.strides != r.strides
+                    or o.dtype != r.dtype or not o.flags.c_contiguous
+                    or type(o) is not np.ndarray
+                    or any(_owned_by(plan, b, n, find) and _whole_owner(plan, b) is None
+                           for b in arrays(args))):
+                continue
+            home[m] = n
+            last[n] = last.get(m, k)
+            break
+    if home:
+        moved = {id(plan.rec.owners[m]): plan.rec.owners[find(m)] for m in home}
+        for k, (fn, args, kwargs) in kept:
+            plan.ops[k] = (fn, _rebased(args, moved), _rebased(kwargs, moved))
+
+
+def _last_touch(plan: Plan, kept: list[tuple[int, Call]]
+                ) -> tuple[dict[int, int], set[int], set[int]]:
+    """For the live calls: the last one that reads or writes each owner; the owners they
+    hold where :func:`arrays` does not look (:func:`_hidden_arrays`); and the new arrays of
+    the step that a live call writes whole, reading nothing of them, before any other call
+    touches them (so each replay computes them afresh: not an array whose refill pass 1
+    dropped, nor a constant pass 3 folded)."""
+    last: dict[int, int] = {}
+    hidden: set[int] = set()
+    defined: set[int] = set()
+    for k, (fn, args, kwargs) in kept:
+        whole, read = _accesses(plan, fn, args, kwargs)
+        made = {plan.made_by[k]} if k in plan.made_by else set()
+        for m in whole | made:
+            if m not in last and m not in read and plan.rec.kinds[m] == "internal":
+                defined.add(m)
+        for m in whole | read | plan.writes[k] | made:
+            last[m] = k
+        hidden |= {m for m in map(plan.number, _hidden_arrays((fn, args, kwargs)))
+                   if m is not None}
+    return last, hidden, defined
+
+
+def _elementwise_result(plan: Plan, fn: Any, kwargs: dict[str, Any], k: int) -> int | None:
+    """The owner of the new array that call ``k``, an elementwise ufunc with one output and
+    no other options, writes whole; else None."""
+    if not (isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1
+            and kwargs.keys() == {"out"}):
+        return None
+    out = kwargs["out"]
+    out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    m = plan.made_by.get(k)
+    if m is None or _whole_owner(plan, out) != m or plan.rec.kinds[m] != "internal":
+        return None
+    return m
+
+
+def _owned_by(plan: Plan, b: Any, n: int, find: Callable[[int], int]) -> bool:
+    """Whether array ``b`` lies in the memory of owner ``n`` (after the moves so far)."""
+    m = plan.number(b)
+    return m is not None and find(m) == n
+
+
 # an array smaller than this is not worth moving (it stays in the caches anyway); a (32, 128)
 # float32 state of the char-RNN's LSTM is 16 KiB: moving those too took its replay from 47 MB
 # of arrays to 19 MB, and 0.94x the time (paired, same process); no change on the char-GPT
@@ -492,7 +583,7 @@ REUSE_BYTES = 1 << 14
 
 
 def reuse_buffers(plan: Plan) -> None:
-    """8. Each large array the step makes and forgets writes into the memory of an array of
+    """9. Each large array the step makes and forgets writes into the memory of an array of
     the same size and alignment that no later call reads (see the module's list)."""
     kept = plan.kept()
     first, last, movable = _lifetimes(plan, kept)
@@ -632,7 +723,8 @@ def _rebased(x: Any, moved: dict[int, Any]) -> Any:
 
 PASSES: tuple[Callable[[Plan], None], ...] = (
     drop_unchanged_refills, drop_self_assignments, fold_constants, drop_dead_calls,
-    sum_scattered_slices, write_results_in_place, fuse_value_checks, reuse_buffers)
+    sum_scattered_slices, write_results_in_place, fuse_value_checks, write_elementwise_in_place,
+    reuse_buffers)
 
 
 def optimize(rec: Recording, outputs: Any,

@@ -173,7 +173,8 @@ def test_fuse_value_checks():
 def test_optimize_runs_every_pass_in_order():
     assert [p.__name__ for p in P.PASSES] == [
         "drop_unchanged_refills", "drop_self_assignments", "fold_constants", "drop_dead_calls",
-        "sum_scattered_slices", "write_results_in_place", "fuse_value_checks", "reuse_buffers"]
+        "sum_scattered_slices", "write_results_in_place", "fuse_value_checks",
+        "write_elementwise_in_place", "reuse_buffers"]
     rec, x, r, d = scattered_gradient(fill_first=False)
     kept = P.optimize(rec, None)
     assert [k for k, _ in kept] == [0, 1, 2]
