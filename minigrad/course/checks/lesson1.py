@@ -172,10 +172,9 @@ def _deep_chain() -> list[T]:
     return _chain(T([0.1, -0.2], name="x"), DEPTH, _r_tanh, "t")
 
 
-def _product(xv: Any, yv: Any, square: bool = False) -> list[T]:
-    """z = x * y (z = x * x if ``square``)."""
+def _product(xv: Any, yv: Any) -> list[T]:
     x, y = T(xv, name="x"), T(yv, name="y")
-    return [x, _r_mul(x, x, "z")] if square else [x, y, _r_mul(x, y, "z")]
+    return [x, y, _r_mul(x, y, "z")]
 
 
 def _diamond(xv: Any, wv: Any, shortcut: bool = False) -> list[T]:
@@ -247,6 +246,10 @@ def _backward_cases(seed: int = 2) -> dict[str, Callable[[], list[T]]]:
     rng = np.random.default_rng(seed)
     xv, yv, wv = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(2, 3))
 
+    def square() -> list[T]:
+        x = T(xv, name="x")
+        return [x, _r_mul(x, x, "z")]
+
     def sum_then_reuse() -> list[T]:
         x, y = T(xv, name="x"), T(yv, name="y")
         s = _r_add(x, y, "s")
@@ -256,7 +259,7 @@ def _backward_cases(seed: int = 2) -> dict[str, Callable[[], list[T]]]:
         x = T(xv, name="x")
         return _chain(x, 49, lambda s, name: _r_add(s, x, name), "s")
 
-    return {"z = x * y": lambda: _product(xv, yv), "z = x * x": lambda: _product(xv, yv, True),
+    return {"z = x * y": lambda: _product(xv, yv), "z = x * x": square,
             "z = (x + y) + x": sum_then_reuse,
             "z = x + x + ... + x (x used 50 times)": used_fifty_times,
             "a diamond: a = x * w; z = tanh(a) * exp(a)": lambda: _diamond(wv[0], wv[1]),
@@ -302,8 +305,7 @@ def _accumulate_values(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _backward_run(probes: dict[str, Any], backward: Callable[..., Any]) -> dict[str, Any]:
     """1.3, run: the student's backward on each graph; the gradients it left on the output
-    and the leaves (and whether two share one array). That each closure ran exactly once is
-    seen only here."""
+    and the leaves, whether two share one array; that each closure ran once is seen only here."""
     require_student(backward, "backward")
     fn = with_globals(backward, topological_order=_ref_topological_order, Tensor=T)
     results = []
@@ -446,18 +448,6 @@ def _op_case(row: Operation, name: str, student: Callable[..., Any], case: str,
     return {"forward": forward, "grads": [sent(x) for x in grads], "fd": fd}
 
 
-def _kept_alive(fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
-    """True when the output of ``fn(*args)`` outlives its last reference (a reference cycle)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        ref = weakref.ref(fn(*args))
-        return ref() is not None
-    finally:
-        if was:
-            gc.enable()
-
-
 def _op_run(row: Operation, probes: dict[str, Any], fn: Callable[..., Any]) -> dict[str, Any]:
     """Apply the student's operation to the probes; its forward values and gradients."""
     name = probes["op"]
@@ -467,8 +457,15 @@ def _op_run(row: Operation, probes: dict[str, Any], fn: Callable[..., Any]) -> d
     for j, case, arrays, extra, g in each_case(probes):
         groups[j].append(_op_case(row, name, student, case, arrays, extra, g))
     first = probes["groups"][0]
-    args = tuple(T(np.asarray(a, dtype=np.float64)) for a in first["cases"][0]["inputs"])
-    if _kept_alive(student, args + tuple(first["extra"])):
+    args = [T(np.asarray(a, dtype=np.float64)) for a in first["cases"][0]["inputs"]]
+    was = gc.isenabled()
+    gc.disable()        # the output must be freed by reference counting alone: no cycle
+    try:
+        alive = weakref.ref(student(*args, *first["extra"]))() is not None
+    finally:
+        if was:
+            gc.enable()
+    if alive:
         fail(name, "the output tensor stays alive after its last reference is dropped: it is "
                    "part of a reference cycle",
              "the closure must not refer to the output tensor (nor store it anywhere): use the "

@@ -1,12 +1,10 @@
 """Checks made of a table: one row (:class:`Operation`) per elementwise operation the student
 writes, from which :func:`operations` makes the grader's split (see
 :class:`~minigrad.course.checks.Split`; docs/guide/add-an-exercise.md adds a row). The probe
-draws each operation's cases (from the row's ``seed`` in a notebook, from the grader's secret
-seed otherwise): inputs and an output gradient ``g``, never an expected value. The run, the
-lesson's (lesson 1's ``_op_run``), sends back the forward value, the closure's gradients for
-``g`` and finite differences of the student's own forward pass, checking by itself what only
-its process can see. The judge, ``checks/judges/table.py``, compares them with the row's
-reference; neither it nor the references (``checks/judges/lessonN.py``) are in the sandbox.
+draws inputs and an output gradient ``g``, never an expected value; the lesson's run (lesson 1's
+``_op_run``) sends back the forward value, the closure's gradients and finite differences of the
+student's own forward pass; the judge (``checks/judges/table.py``, like the rows' references not
+in the grader's sandbox) compares them with the reference.
 """
 from __future__ import annotations
 
@@ -121,7 +119,6 @@ def each_case(probes: dict[str, Any]) -> Iterator[tuple[int, str, list[np.ndarra
 #: A lesson's run of one operation: ``run(row, probes, student_fn) -> {"groups": [[{"forward":
 #: ..., "grads": [...], "fd": [...]}, ...], ...]}`` (see :func:`each_case`).
 OperationRun = Callable[[Operation, dict[str, Any], Callable[..., Any]], dict[str, Any]]
-
 
 
 def operation(exercise_id: str, table: Mapping[str, Operation], name: str, run: OperationRun,

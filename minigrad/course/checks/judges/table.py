@@ -15,29 +15,10 @@ from minigrad.course.checks import assert_close, fail, received, show, value_at
 from minigrad.course.checks.table import LETTERS, Operation, each_case
 
 
-def _gradient(row: Operation, case: str, i: int, got: Any, want: np.ndarray, fd: Any,
-              g: np.ndarray, zeros: np.ndarray | None) -> None:
-    """Input ``i``'s gradient against the reference ``want`` and the finite differences
-    (``zeros``: where the inputs are exactly 0, for a row with a kink there)."""
-    what, cause = f"the gradient for {LETTERS[i]}", row.causes[i]
-    got = received(got, case, what, cause)
-    if got.shape != want.shape:
-        fail(case, f"{what} has shape {got.shape} but {LETTERS[i]} has shape {want.shape}",
-             "in an elementwise operation each input's gradient has that input's shape")
-    fd = received(fd, case, "a finite difference")
-    if zeros is not None:  # the gradient at exactly 0 is 0, by convention; no finite differences
-        case += " (inputs exactly at 0 included)"
-        cause = row.at_zero
-        fd = np.where(zeros, want, fd) if fd.shape == want.shape else fd
-    assert_close(got, want, case, f"{what} (vs {row.against}, for the output gradient "
-                                  f"g = {show(g)})", cause)
-    assert_close(got, fd, case, f"{what} (vs finite differences of your forward)",
-                 row.causes[i], rtol=1e-4, atol=1e-6)
-
-
 def _case(row: Operation, case: str, arrays: list[np.ndarray], extra: tuple[Any, ...],
           g: np.ndarray, result: Any) -> None:
-    """One case: the forward value, then each input's gradient."""
+    """One case: the forward value, then each input's gradient against the reference and the
+    finite differences (at exactly 0, for a row with a kink there, against the reference only)."""
     value, derivatives = row.reference(*arrays, *extra)
     forward = received(value_at(result, case, "forward"), case, "the forward value", "")
     assert_close(forward, value, case, "the forward value",
@@ -52,7 +33,20 @@ def _case(row: Operation, case: str, arrays: list[np.ndarray], extra: tuple[Any,
                    f"{show(fds)}")
     zeros = arrays[0] == 0 if row.at_zero and np.any(arrays[0] == 0) else None
     for i, (got, derivative, fd) in enumerate(zip(grads, derivatives, fds)):
-        _gradient(row, case, i, got, g * np.asarray(derivative, dtype=np.float64), fd, g, zeros)
+        want = g * np.asarray(derivative, dtype=np.float64)
+        what, label, cause = f"the gradient for {LETTERS[i]}", case, row.causes[i]
+        got = received(got, case, what, cause)
+        if got.shape != want.shape:
+            fail(case, f"{what} has shape {got.shape} but {LETTERS[i]} has shape {want.shape}",
+                 "in an elementwise operation each input's gradient has that input's shape")
+        fd = received(fd, case, "a finite difference")
+        if zeros is not None:  # the gradient at exactly 0 is 0, by convention: no differences
+            label, cause = case + " (inputs exactly at 0 included)", row.at_zero
+            fd = np.where(zeros, want, fd) if fd.shape == want.shape else fd
+        assert_close(got, want, label, f"{what} (vs {row.against}, for the output gradient "
+                                       f"g = {show(g)})", cause)
+        assert_close(got, fd, label, f"{what} (vs finite differences of your forward)",
+                     row.causes[i], rtol=1e-4, atol=1e-6)
 
 
 def operation_judge(row: Operation, probes: dict[str, Any], outputs: Any) -> str:
