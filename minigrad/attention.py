@@ -169,10 +169,16 @@ def _masked_softmax(xp: Any, scores: Array, allowed: Any, float_mask: Tensor | N
     if may_be_empty:
         top = xp.where(top == -math.inf, xp.asarray(0.0, dtype=dtype), top)
     e = xp.exp(scores - top)
-    total = xp.sum(e, axis=-1, keepdims=True)
+    total = _row_sums(xp, e)
     if may_be_empty:
         total = xp.where(total == 0.0, xp.asarray(1.0, dtype=dtype), total)
     return e / total  # (..., L, S)
+
+
+def _row_sums(xp: Any, a: Array) -> Array:
+    """The sums of ``a``'s rows, (..., L, S) -> (..., L, 1), as the product with a column of
+    ones: one BLAS call, several times faster on NumPy than a reduction over S = 64 keys."""
+    return a @ xp.ones((a.shape[-1], 1), dtype=a.dtype)
 
 
 def _dropout_scale(xp: Any, p: Array, dropout_p: float, generator: Any, seed: Any) -> Array:
@@ -191,7 +197,7 @@ def _vjp(xp: Any, c: float, shapes: list[tuple[int, ...]]) -> Any:
         dp = g @ xp.matrix_transpose(vd)
         if kept is not None:
             dp = dp * kept
-        ds = p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))  # (..., L, S)
+        ds = p * (dp - _row_sums(xp, dp * p))  # (..., L, S)
         dq = (ds @ kd) * c
         dk = (xp.matrix_transpose(ds) @ qd) * c
         grads = [dq, dk, dv] + ([ds] if len(shapes) == 4 else [])
