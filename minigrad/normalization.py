@@ -2,7 +2,8 @@
 
 Both normalize ``x`` to ``xhat = (x - mean) / sqrt(var + eps)`` over some axes (the biased
 variance, as PyTorch) and then scale and shift it, ``y = xhat * weight + bias``. The backward
-rule is the classic one, written once in :func:`_normalized_vjp`: with ``gh = g * weight``,
+rule is the classic one, written in :func:`_normalized_vjp` (and for ``layer_norm``, with its
+means and sums as products with ones, in :func:`_layer_norm_vjp`): with ``gh = g * weight``,
 
     dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))
 
@@ -56,6 +57,43 @@ def _normalized_vjp(xp: Any, axes: tuple[int, ...], other: tuple[int, ...],
     return vjp
 
 
+def _means(xp: Any, a: Array, k: int) -> Array:
+    """The means of ``a`` over its last ``k`` axes (kept, of size 1), each row's sum taken as
+    the product with a column of ones: one BLAS call, about five times faster on NumPy than
+    a reduction over 64 features. (An empty row gives NaN, as ``mean``.)"""
+    lead, n = a.shape[:a.ndim - k], math.prod(a.shape[a.ndim - k:])
+    if n == 0:
+        return xp.mean(a, axis=tuple(range(a.ndim - k, a.ndim)), keepdims=True)
+    rows = xp.reshape(a, (math.prod(lead), n)) @ xp.ones((n, 1), dtype=a.dtype)
+    return xp.reshape(rows / n, lead + (1,) * k)
+
+
+def _leading_sums(xp: Any, a: Array, shape: tuple[int, ...]) -> Array:
+    """The sums of ``a`` over its leading axes, of ``shape`` (its last axes), as the product of
+    a row of ones with ``a`` made 2-D (M, prod(shape)): one BLAS call."""
+    m, n = math.prod(a.shape[:a.ndim - len(shape)]), math.prod(shape)
+    if n == 0:
+        return xp.sum(a, axis=tuple(range(a.ndim - len(shape))))
+    return xp.reshape(xp.ones((1, m), dtype=a.dtype) @ xp.reshape(a, (m, n)), shape)
+
+
+def _layer_norm_vjp(xp: Any, shape: tuple[int, ...], has_w: bool,
+                    has_b: bool) -> Callable[..., tuple[Any, ...]]:
+    """:func:`_normalized_vjp` for ``layer_norm`` (normalized over the last axes, of
+    ``shape``): the same formulas, with the means and sums as products with ones."""
+    k = len(shape)
+
+    def vjp(g: Array, xhat: Array, rstd: Array, w: Array) -> tuple[Any, ...]:
+        gh = g * w if has_w else g
+        out: list[Any] = [rstd * (gh - _means(xp, gh, k) - xhat * _means(xp, gh * xhat, k))]
+        if has_w:
+            out.append(_leading_sums(xp, g * xhat, shape))
+        if has_b:
+            out.append(_leading_sums(xp, g, shape))
+        return tuple(out)
+    return vjp
+
+
 def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over the last axes (``normalized_shape``), as ``torch.nn.functional.layer_norm``.
@@ -84,18 +122,15 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
                          f"{list(x.shape)}")
     weight = _optional(weight, "layer_norm", "weight", shape, x)
     bias = _optional(bias, "layer_norm", "bias", shape, x)
-    axes = tuple(range(x.ndim - k, x.ndim))
-    other = tuple(range(x.ndim - k))
-    mean = xp.mean(x.data, axis=axes, keepdims=True)
-    d = x.data - mean
-    rstd = 1.0 / xp.sqrt(xp.mean(d * d, axis=axes, keepdims=True) + eps)
+    d = x.data - _means(xp, x.data, k)
+    rstd = 1.0 / xp.sqrt(_means(xp, d * d, k) + eps)
     xhat = d * rstd
     w = weight.data if weight is not None else xp.ones(shape, dtype=x.dtype)
     y = xhat * w if weight is not None else xhat
     if bias is not None:
         y = y + bias.data
     parents = [x] + [t for t in (weight, bias) if t is not None]
-    vjp = _normalized_vjp(xp, axes, other, shape, weight is not None, bias is not None, True)
+    vjp = _layer_norm_vjp(xp, shape, weight is not None, bias is not None)
     return op(y, parents, vjp, saved=(xhat, rstd, w), name="layer_norm")
 
 
