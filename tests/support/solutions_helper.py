@@ -7,18 +7,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from minigrad.course import exercise_cells, read_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def solution_namespace(name: str) -> dict:
-    """Run the set-up cell and every exercise cell of ``solutions/<name>.ipynb`` in one namespace."""
+    """Run the set-up cell and every exercise cell of ``solutions/<name>.ipynb`` in one namespace.
+
+    NumPy's print options are restored afterwards: lessons 3 and 4 set their own
+    (``np.set_printoptions(suppress=True)``), which would otherwise change how every later
+    test's messages print arrays, so that a message would depend on the order the tests ran in.
+    """
     nb = read_notebook(ROOT / "solutions" / f"{name}.ipynb")
     setup = next(c for c in nb.cells if c.cell_type == "code")
     ns: dict = {"__name__": "__main__"}
-    for cell in [setup, *exercise_cells(nb).values()]:
-        exec(compile(cell.source, f"<{name}>", "exec"), ns)
+    with np.printoptions():
+        for cell in [setup, *exercise_cells(nb).values()]:
+            exec(compile(cell.source, f"<{name}>", "exec"), ns)
     return ns
 
 
