@@ -331,6 +331,15 @@ def scatter_add(xp: Any, shape: tuple[int, ...], dtype: Any, index: Any, values:
         out[index] = values
         return out
     if isinstance(out, np.ndarray):
+        i = index[0]
+        if len(index) == 1 and out.ndim == 2 and isinstance(i, np.ndarray) and i.dtype.kind in "iu":
+            # rows of a matrix (an embedding's backward): add.at on the flat positions is about
+            # five times faster than on rows, with the same sums in the same order
+            n, d = shape
+            rows = i.astype(np.intp, copy=False)
+            flat = np.where(rows < 0, rows + n, rows)[..., None] * d + np.arange(d)
+            np.add.at(np.reshape(out, (-1,)), np.reshape(flat, (-1,)), np.reshape(values, (-1,)))
+            return out
         np.add.at(out, index, values)
         return out
     if cp is not None and isinstance(out, cp.ndarray):
