@@ -49,6 +49,12 @@ def _refuse_minigrad(check: str, **classes: Any) -> None:
                               f"`{what}()`); got {type(obj).__name__} {obj!r:.60}")
 
 
+def _called(check: str, case: str, name: str, make: Callable[[], Any]) -> Any:
+    """``make()``, which runs the student's ``name``: an error it raises names ``case``."""
+    with student_code(f"{check}, case '{case}'", name):
+        return make()
+
+
 def _array(x: Any) -> Any:
     """``x`` (a Tensor's data) as a float array; None (a gradient that never came) stays."""
     return None if x is None else np.asarray(x.data if isinstance(x, Tensor) else x, dtype=float)
@@ -184,11 +190,10 @@ def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
                        f"bases {[b.__name__ for b in Parameter.__mro__[1:]]}",
                        "write `class Parameter(Tensor):` so a parameter takes part in every "
                        "Tensor operation and its gradient lands in .grad")
-    datas = []
+    results = []
     for item in _parameter_cases(probes.get("seed")):
         case = item["case"]
-        with student_code(f"{check}, case '{case}'", "Parameter(data)"):
-            p = Parameter(copy.deepcopy(item["data"]))
+        p = _called(check, case, "Parameter(data)", lambda: Parameter(copy.deepcopy(item["data"])))
         if not isinstance(p, Tensor) or not hasattr(p, "data"):
             raise mismatch(check, case, "a Tensor", type(p).__name__,
                            "call super().__init__(...) in Parameter.__init__")
@@ -199,8 +204,8 @@ def _parameter_run(probes: dict[str, Any], Parameter: type) -> dict[str, Any]:
         if not p.is_leaf:
             raise mismatch(check, case, "a leaf (no operation recorded)", "a tensor with history",
                            "build the Parameter with Tensor.__init__, not from an operation")
-        datas.append(np.array(p.data))          # its own dtype, which the judge checks
-    return {"datas": datas}
+        results.append({"data": np.array(p.data)})   # its own dtype, which the judge checks
+    return {"cases": results}
 
 
 @exercise("3.1", split=_split(_parameter_probe, _parameter_run, "_parameter_judge",
@@ -302,18 +307,22 @@ def _build_tree(node: dict[str, Any], path: str, Module: type, Parameter: type,
     return obj
 
 
-def _describe(built: dict[str, Any], found: list[Any] | None, Parameter: type) -> Any:
-    """What parameters() returned, as plain data: each item's kind (Parameter, Tensor or
-    another type) and the path in the tree where it was built, or what it is. (The path comes
-    from the tree, so that a Module that keeps its parameters elsewhere, as PyTorch's does,
-    reads the same.)"""
+def _returned(built: dict[str, Any], got: list[Any] | None, again: list[Any] | None,
+              Parameter: type) -> dict[str, Any]:
+    """What parameters() returned, called twice, as plain data: the path in the tree where
+    each item was built ("" for what is no Tensor; the path comes from the tree, so that a
+    Module that keeps its parameters elsewhere, as PyTorch's does, reads the same), and what
+    each item of the first call that is no Parameter is."""
     where = {id(obj): path for path, obj in built.items() if isinstance(obj, Tensor)}
-    return None if found is None else [
-        {"kind": "Parameter" if isinstance(p, Parameter) else "Tensor",
-         "path": where.get(id(p), "<not in the module>"), "shape": [int(n) for n in p.shape]}
-        if isinstance(p, Tensor) else
-        {"kind": type(p).__name__, "path": "", "shape": [], "what": f"{p!r:.60}"}
-        for p in found]
+
+    def paths(found: list[Any] | None) -> list[str] | None:
+        return None if found is None else [
+            where.get(id(p), "<not in the module>") if isinstance(p, Tensor) else "" for p in found]
+
+    others = [f"a Tensor that is not a Parameter: {where.get(id(p), '<not in the module>')} "
+              f"{tuple(int(n) for n in p.shape)}" if isinstance(p, Tensor) else
+              f"{type(p).__name__}: {p!r:.60}" for p in got or [] if not isinstance(p, Parameter)]
+    return {"found": paths(got), "again": paths(again), "not parameters": others}
 
 
 def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> dict[str, Any]:
@@ -355,8 +364,7 @@ def _parameters_run(probes: dict[str, Any], Module: type, Parameter: type) -> di
             module = _build_tree(item["tree"], "", Module, Parameter, built, rng)
         got = call(module, case)
         again = None if got is None else call(module, f"{case} (called twice)")
-        results.append({"found": _describe(built, got, Parameter),
-                        "again": _describe(built, again, Parameter)})
+        results.append(_returned(built, got, again, Parameter))
     return {"cases": results}
 
 
@@ -391,9 +399,8 @@ def _linear_probe(rng: np.random.Generator | None) -> dict[str, Any]:
 def _linear_made(Linear: type, Parameter: type, n_in: int, n_out: int, seed: int) -> Any:
     """``Linear(n_in, n_out, rng=default_rng(seed))``, its weight and bias Parameters."""
     check, case = _CHECK_33, f"Linear({n_in}, {n_out})"
-    with student_code(f"{check}, case 'Linear({n_in}, {n_out}, rng=default_rng({seed}))'",
-                      "Linear"):
-        layer = Linear(n_in, n_out, rng=np.random.default_rng(seed))
+    layer = _called(check, f"Linear({n_in}, {n_out}, rng=default_rng({seed}))", "Linear",
+                    lambda: Linear(n_in, n_out, rng=np.random.default_rng(seed)))
     for name in ("weight", "bias"):
         p = getattr(layer, name, None)
         if p is None:
@@ -541,34 +548,30 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
     check = _CHECK_34
     _refuse_minigrad(check, ReLU=ReLU, Sequential=Sequential)
 
-    def run(make: Callable[[], Any], case: str, name: str) -> Any:
-        with student_code(f"{check}, case '{case}'", name):
-            return make()
-
     def backward(out: Any, upstream: np.ndarray) -> None:
         if isinstance(out, Tensor) and out.requires_grad and out.shape == upstream.shape:
             (out * Tensor(upstream)).sum().backward()
 
     x, v = (np.array(probes[k], dtype=float) for k in ("relu x", "v"))
-    y = run(lambda: ReLU()(Tensor(x.copy())), f"ReLU forward of {_numbers_text(np.ravel(x))}",
-            "ReLU")
+    y = _called(check, f"ReLU forward of {_numbers_text(np.ravel(x))}", "ReLU",
+                lambda: ReLU()(Tensor(x.copy())))
     if not isinstance(y, Tensor):
         raise mismatch(check, "ReLU forward", "a Tensor", type(y).__name__,
                        "return a Tensor operation (x.relu()), not a NumPy array")
     xs, through = (Tensor(np.array(probes[k], dtype=float), requires_grad=True)
                    for k in ("grad x", "through x"))
-    backward(run(lambda: ReLU()(xs), "ReLU gradient", "ReLU"),
+    backward(_called(check, "ReLU gradient", "ReLU", lambda: ReLU()(xs)),
              np.array(probes["upstream"], dtype=float))
     found: dict[int, str] = {}
-    _find_tensors(run(ReLU, "ReLU()", "ReLU"), "", found, set())
+    _find_tensors(_called(check, "ReLU()", "ReLU", ReLU), "", found, set())
     results = []
     for order in probes["orders"]:
         layers = {name: _Layer(name) for name in set(order)}
         label = _order_label(order)
-        seq = run(lambda: Sequential(*[layers[name] for name in order]), f"Sequential({label})",
-                  "Sequential")
+        seq = _called(check, f"Sequential({label})", "Sequential",
+                      lambda: Sequential(*[layers[name] for name in order]))
         case = f"Sequential({label}) on {_fmt(v)}"
-        got = run(lambda: seq(Tensor(v.copy())), case, "Sequential")
+        got = _called(check, case, "Sequential", lambda: seq(Tensor(v.copy())))
         if not isinstance(got, Tensor):
             raise mismatch(check, case, "a Tensor", f"{got!r:.60}",
                            "apply the layers one after another in the order given, each to the "
@@ -581,12 +584,12 @@ def _relu_sequential_run(probes: dict[str, Any], ReLU: type, Sequential: type
                            f"attributes {sorted(attributes)}",
                            "parameters() looks through attributes and lists: keep the layers "
                            "in a list attribute so their parameters are found")
-        results.append(_array(got))
-    out = run(lambda: Sequential(ReLU(), _Layer("double"))(through),
-              "gradient through Sequential(ReLU(), double)", "Sequential")
+        results.append({"y": _array(got)})
+    out = _called(check, "gradient through Sequential(ReLU(), double)", "Sequential",
+                  lambda: Sequential(ReLU(), _Layer("double"))(through))
     backward(out, np.ones(through.shape))
     return {"relu": _array(y), "relu grad": _grad(xs), "relu tensors": list(found.values()),
-            "sequential": results, "through grad": _grad(through)}
+            "cases": results, "through grad": _grad(through)}
 
 
 @exercise("3.4", split=_split(_relu_sequential_probe, _relu_sequential_run,
@@ -637,8 +640,7 @@ def _sgd_one_step(SGD: type, params: tuple[Tensor, Tensor, Tensor], lr: float, c
                   ) -> None:
     """One step on ``params``, and what only this process can see of it."""
     check, (w, b, frozen) = _CHECK_35, params
-    with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
-        opt = SGD([w, b, frozen], lr=lr)
+    opt = _called(check, case, "SGD(params, lr)", lambda: SGD([w, b, frozen], lr=lr))
     with _recorded_ops() as recorded:
         _sgd_step(opt, case)
     if recorded:
@@ -677,15 +679,14 @@ def _sgd_run(probes: dict[str, Any], SGD: type, Parameter: type) -> dict[str, An
         steps.append({"w": _array(w), "b": _array(b), "frozen": _array(frozen)})
     w, b = Parameter(w0.copy()), Parameter(b0.copy())
     case = f"two steps with lr={probes['lr twice']}, parameters given as a generator"
-    with student_code(f"{check}, case '{case}'", "SGD(params, lr)"):
-        opt = SGD((p for p in [w, b]), lr=probes["lr twice"])  # as model.parameters() may be
+    opt = _called(check, case, "SGD(params, lr)",      # a generator, as model.parameters() may be
+                  lambda: SGD((p for p in [w, b]), lr=probes["lr twice"]))
     for _ in range(2):          # the second step starts from the values after the first
         w.grad, b.grad = gw.copy(), gb.copy()
         _sgd_step(opt, case)
     twice = _array(w)
-    with student_code(f"{check}, case 'zero_grad()'", "SGD.zero_grad"):
-        opt.zero_grad()
-    return {"steps": steps, "twice": twice, "zero_grad": {"w": _grad(w), "b": _grad(b)}}
+    _called(check, "zero_grad()", "SGD.zero_grad", lambda: opt.zero_grad())
+    return {"cases": steps, "twice": twice, "zero_grad": {"w": _grad(w), "b": _grad(b)}}
 
 
 @exercise("3.5", split=_split(_sgd_probe, _sgd_run, "_sgd_judge",
@@ -700,5 +701,5 @@ def sgd(SGD: type, Parameter: type) -> None:
 #: What the judges (judges/lesson3.py) hold, found here too in a notebook (an ImportError in
 #: the grader's sandbox).
 __getattr__ = judges_names(__name__, frozenset({
-    "_CAUSES_32", "_found", "_items", "_linear_shapes", "_numbers", "_numbers_or_none",
-    "_shape_sent", "_tree_parameters", "malformed", "place", "value_at"}))
+    "_CAUSES_32", "_linear_shapes", "_numbers", "_numbers_or_none", "_shape_sent", "_texts", "_tree_parameters",
+    "malformed", "place", "value_at"}))

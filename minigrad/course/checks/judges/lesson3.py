@@ -2,7 +2,8 @@
 probes, the runs and the helpers both sides use): they compute the expected values and compare.
 
 What they read came from the student's process in the grader, so its form is checked as it is
-read: anything malformed is a CheckFailed that says where, never a crash.
+read (``judged_cases`` and ``value_at`` of :mod:`minigrad.course.checks`, then :func:`_numbers`
+or :func:`_texts`): anything malformed is a CheckFailed that says where, never a crash.
 """
 from __future__ import annotations
 
@@ -11,18 +12,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from minigrad.course.checks import malformed, mismatch, place, value_at
+from minigrad.course.checks import judged_cases, malformed, mismatch, place, value_at
 from minigrad.course.checks.lesson3 import (  # what the judges share with the runs
     _CHECK_31, _CHECK_32, _CHECK_33, _CHECK_34, _CHECK_35, _LAYERS, _fmt, _join, _numbers_text,
     _order_label, _parameter_cases)
-
-
-def _items(outputs: Any, n: int, check: str, *path: str | int) -> list[Any]:
-    """``outputs[path...]``, which must be a list of ``n`` items."""
-    value = value_at(outputs, check, *path)
-    if not isinstance(value, (list, tuple)) or len(value) != n:
-        malformed(check, place(path), f"a list of {n} items", value)
-    return list(value)
 
 
 def _numbers(outputs: Any, check: str, *path: str | int) -> np.ndarray:
@@ -50,6 +43,14 @@ def _shape_sent(outputs: Any, check: str, *path: str | int) -> tuple[int, ...]:
     return tuple(int(n) for n in value)
 
 
+def _texts(outputs: Any, check: str, *path: str | int) -> list[str]:
+    """``outputs[path...]`` as a list of strings (the names or paths a run found)."""
+    value = value_at(outputs, check, *path)
+    if not isinstance(value, list) or not all(isinstance(text, str) for text in value):
+        malformed(check, place(path), "a list of strings", value)
+    return value
+
+
 def _differs(got: np.ndarray | None, want: np.ndarray, atol: float | None = None) -> bool:
     """Whether ``got`` is None, or not ``want`` (exactly, or within ``atol``)."""
     return got is None or got.shape != want.shape or not (
@@ -59,10 +60,8 @@ def _differs(got: np.ndarray | None, want: np.ndarray, atol: float | None = None
 def _parameter_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.1, judge: each Parameter kept the values, shape and dtype it was given."""
     check = _CHECK_31
-    cases = _parameter_cases(probes.get("seed"))
-    _items(outputs, len(cases), check, "datas")
-    for k, item in enumerate(cases):
-        expected, got = np.asarray(item["data"]), _numbers(outputs, check, "datas", k)
+    for item, result in judged_cases(check, _parameter_cases(probes.get("seed")), outputs):
+        expected, got = np.asarray(item["data"]), _numbers(result, check, "data")
         if _differs(got, expected):
             raise mismatch(check, item["case"], f"values {_fmt(expected)}", _fmt(got),
                            "keep the data you are given (no copying into another shape)")
@@ -96,42 +95,24 @@ def _tree_parameters(node: dict[str, Any], path: str = "") -> list[tuple[str, tu
             for found in _tree_parameters(child, _join(path, key))]
 
 
-def _found(outputs: Any, check: str, *path: str | int) -> list[dict[str, Any]]:
-    """The parameters a run found (see ``lesson3._describe``), each item's form checked."""
-    items = value_at(outputs, check, *path)
-    if not isinstance(items, list):
-        malformed(check, place(path), "a list of the parameters found", items)
-    for item in items:
-        if not (isinstance(item, dict) and isinstance(item.get("kind"), str)
-                and isinstance(item.get("path"), str) and isinstance(item.get("shape"), list)
-                and all(isinstance(n, int) for n in item["shape"])):
-            malformed(check, place(path), "items {'kind': ..., 'path': ..., 'shape': [...]}",
-                      item)
-    return items
-
-
 def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
     """3.2, judge: every Parameter of each tree found exactly once, and nothing else."""
     check = _CHECK_32
-    _items(outputs, len(probes["cases"]), check, "cases")
-    for k, item in enumerate(probes["cases"]):
+    for item, result in judged_cases(check, probes["cases"], outputs):
         case, shapes = item["case"], dict(_tree_parameters(item["tree"]))
 
         def names(paths: list[str]) -> str:
             return ", ".join(f"{p} {shapes[p]}" for p in paths)
 
-        if value_at(outputs, check, "cases", k, "found") is None:
+        if value_at(result, check, "found") is None:
             raise mismatch(check, case, "a list of parameters", "None",
                            "return the list you built (the return statement is missing)")
-        got = _found(outputs, check, "cases", k, "found")
-        for p in got:
-            if p["kind"] != "Parameter":
-                what = (f"a Tensor that is not a Parameter: {p['path']} {tuple(p['shape'])}"
-                        if p["kind"] == "Tensor" else f"{p['kind']}: {p.get('what', '?')}")
-                raise mismatch(check, case, "only Parameters", what,
-                               "keep only values with isinstance(value, Parameter): constant "
-                               "Tensors, numbers and strings are not trained")
-        paths, seen, dup = [p["path"] for p in got], set[str](), list[str]()
+        paths, others = _texts(result, check, "found"), _texts(result, check, "not parameters")
+        if others:
+            raise mismatch(check, case, "only Parameters", others[0],
+                           "keep only values with isinstance(value, Parameter): constant "
+                           "Tensors, numbers and strings are not trained")
+        seen, dup = set[str](), list[str]()
         for path in paths:     # one pass: the list came from the sandbox, of any length
             if path in shapes and path in seen:
                 dup.append(path)
@@ -148,12 +129,11 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
         if missing or extra:
             listed = names(list(shapes)) or "none"
             raise mismatch(check, case, f"{len(shapes)} parameters: {listed}",
-                           f"{len(got)} found" + (f"; missing {names(missing)}" if missing else "")
+                           f"{len(paths)} found" + (f"; missing {names(missing)}" if missing else "")
                            + (f"; not in this module: {len(extra)}" if extra else ""),
                            _CAUSES_32[item["cause"]])
-        again = value_at(outputs, check, "cases", k, "again")
-        again = [] if again is None else _found(outputs, check, "cases", k, "again")
-        if sorted(p["path"] for p in again) != sorted(paths):
+        again = [] if value_at(result, check, "again") is None else _texts(result, check, "again")
+        if sorted(again) != sorted(paths):
             raise mismatch(check, case + " (called twice)", f"{len(paths)} parameters again",
                            f"{len(again)}", "parameters() must start from scratch on every call: "
                            "build a new list inside the method, not on the class")
@@ -287,19 +267,16 @@ def _relu_sequential_judge(probes: dict[str, Any], outputs: Any) -> str:
               f"ReLU gradient at {_numbers_text(np.ravel(xs))} with upstream "
               f"{_numbers_text(np.ravel(upstream))}",
               "use the engine's relu on the Tensor, so that its backward rule is recorded")
-    tensors = value_at(outputs, check, "relu tensors")
-    if not isinstance(tensors, list) or not all(isinstance(t, str) for t in tensors):
-        malformed(check, place(("relu tensors",)), "a list of names", tensors)
+    tensors = _texts(outputs, check, "relu tensors")
     if tensors:
         raise mismatch(check, "ReLU's attributes", "no tensors (ReLU has nothing to learn)",
                        ", ".join(tensors), "ReLU needs no weights; its forward is just x.relu()")
     v, orders = np.asarray(probes["v"], dtype=float), probes["orders"]
-    _items(outputs, len(orders), check, "sequential")
-    for k, order in enumerate(orders):
+    for order, result in judged_cases(check, orders, outputs):
         want = v
         for name in order:
             want = _LAYERS[name][0](want)
-        got = _numbers(outputs, check, "sequential", k)
+        got = _numbers(result, check, "y")
         if got.shape != want.shape or not np.allclose(got, want):
             raise mismatch(check, f"Sequential({_order_label(order)}) on {_fmt(v)}", _fmt(want),
                            _fmt(got), "apply the layers one after another in the order given, "
@@ -330,11 +307,9 @@ def _sgd_judge(probes: dict[str, Any], outputs: Any) -> str:
     check = _CHECK_35
     w0, b0, gw, gb, frozen0 = (np.asarray(probes[k], dtype=float)
                                for k in ("w", "b", "gw", "gb", "frozen"))
-    _items(outputs, len(probes["lrs"]), check, "steps")
-    for k, lr in enumerate(probes["lrs"]):
+    for lr, result in judged_cases(check, probes["lrs"], outputs):
         case = f"one step with lr={lr}, w = {_fmt(w0)}, grad = {_fmt(gw)}"
-        got_w, got_b, got_frozen = (_numbers(outputs, check, "steps", k, name)
-                                    for name in ("w", "b", "frozen"))
+        got_w, got_b, got_frozen = (_numbers(result, check, name) for name in ("w", "b", "frozen"))
         if _differs(got_w, w0 - lr * gw, atol=1e-12):
             cause = "update p.data with an array of the parameter's own shape"
             if got_w.shape == w0.shape:
