@@ -162,7 +162,16 @@ def _masked_softmax(xp: Any, scores: Array, allowed: Any, float_mask: Tensor | N
     when ``may_be_empty``) gives 0."""
     dtype, s_len = scores.dtype, scores.shape[-1]
     if allowed is not None:
-        scores = xp.where(allowed, scores, xp.asarray(-math.inf, dtype=dtype))
+        fmin = getattr(xp, "fmin", None)  # NumPy's and CuPy's; not the array API's
+        if fmin is not None and 4 * allowed.size <= scores.size:
+            # fmin(s, +inf) = s and fmin(s, -inf) = -inf, NaN included: where()'s values,
+            # except that a NaN score that may be seen becomes +inf (its row is NaN either
+            # way); about five times faster than where() on NumPy with a causal (L, S) mask
+            bound = xp.where(allowed, xp.asarray(math.inf, dtype=dtype),
+                             xp.asarray(-math.inf, dtype=dtype))
+            scores = fmin(scores, bound)
+        else:
+            scores = xp.where(allowed, scores, xp.asarray(-math.inf, dtype=dtype))
     if float_mask is not None:
         scores = scores + float_mask.data
     top = xp.max(scores, axis=-1, keepdims=True) if s_len else xp.zeros_like(scores[..., :1])

@@ -229,6 +229,36 @@ def test_causal_attention_does_not_see_the_future():
         atol=0)
 
 
+def test_a_small_mask_gives_the_values_of_the_same_mask_at_full_size():
+    """A boolean mask much smaller than the scores (a causal (L, S) mask) is applied with
+    fmin on NumPy, a full-size one with where(): the same values and gradients, bit for bit,
+    NaN and infinite scores included; a NaN key after a query does not reach it."""
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        big_l, s = (int(n) for n in rng.integers(1, 9, 2))
+        q, k, v = (rng.standard_normal((2, 3, n, e)) for n, e in ((big_l, 4), (s, 4), (s, 3)))
+        for a in (q, k):
+            if trial % 2:
+                a[tuple(int(rng.integers(0, d)) for d in a.shape)] = [np.nan, np.inf,
+                                                                      -np.inf][trial % 3]
+        small = rng.random((big_l, s)) < 0.6
+        g = mg.tensor(rng.standard_normal((2, 3, big_l, 3)))
+        runs = []
+        for mask in (small, np.broadcast_to(small, (2, 3, big_l, s)).copy()):
+            ts = [mg.tensor(a, requires_grad=True) for a in (q, k, v)]
+            with np.errstate(invalid="ignore"):
+                y = F.scaled_dot_product_attention(*ts, attn_mask=mask)
+                (y * g).sum().backward()
+            runs.append([y.numpy()] + [t.grad for t in ts])
+        for a, b in zip(*runs):
+            np.testing.assert_array_equal(a, b)
+    q = fixed((1, 1, 6, 4), 0.3, 1.0)
+    k = q.copy()
+    k[0, 0, 4] = np.nan
+    y = F.scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(q), is_causal=True)
+    assert not np.isnan(y.numpy()[0, 0, :4]).any() and np.isnan(y.numpy()[0, 0, 4:]).all()
+
+
 def test_encoder_copies_are_independent_and_float32_stays_float32():
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, seed=0), 2)
     a, b = enc.layers[0].linear1.weight, enc.layers[1].linear1.weight
