@@ -701,5 +701,5 @@ def sgd(SGD: type, Parameter: type) -> None:
 #: What the judges (judges/lesson3.py) hold, found here too in a notebook (an ImportError in
 #: the grader's sandbox).
 __getattr__ = judges_names(__name__, frozenset({
-    "_CAUSES_32", "_linear_shapes", "_numbers", "_numbers_or_none", "_shape_sent", "_texts", "_tree_parameters",
-    "malformed", "place", "value_at"}))
+    "_CAUSES_32", "_linear_shapes", "_numbers", "_numbers_or_none", "_shape_sent", "_texts",
+    "_tree_parameters", "malformed", "place", "value_at"}))

@@ -129,7 +129,8 @@ def _parameters_judge(probes: dict[str, Any], outputs: Any) -> str:
         if missing or extra:
             listed = names(list(shapes)) or "none"
             raise mismatch(check, case, f"{len(shapes)} parameters: {listed}",
-                           f"{len(paths)} found" + (f"; missing {names(missing)}" if missing else "")
+                           f"{len(paths)} found"
+                           + (f"; missing {names(missing)}" if missing else "")
                            + (f"; not in this module: {len(extra)}" if extra else ""),
                            _CAUSES_32[item["cause"]])
         again = [] if value_at(result, check, "again") is None else _texts(result, check, "again")
