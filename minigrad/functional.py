@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
                       reduce_max, reduce_sum, times_mask)
 from .backend import take as backend_take
@@ -549,11 +551,12 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     # the tanh's argument's derivative is k (1 + 3c v^2) = 3u - 2k (8 array passes each way)
     k, c = math.sqrt(2 / math.pi), 0.044715
     if xp.finfo(v.dtype).bits >= 32:  # a as 1 / (1 + exp(-2u v)): NumPy's exp is about twice
-        # as fast as its tanh; the exponent capped below exp's overflow (a is then below 1e-38,
-        # where tanh's form gives 0: v a differs by less than the smallest normal number
-        # times v). -inf gives -inf (PyTorch: NaN). Not in float16, where the cap is too low.
-        w = v * v * (-2 * k * c) - 2 * k  # -2u
-        a = 1 / (xp.exp(xp.minimum(w * v, math.log(xp.finfo(v.dtype).max) - 1)) + 1)
+        # as fast as its tanh. Where exp overflows, a is 0 exactly, as tanh's form gives, so
+        # the infinities, NaNs and signed zeros are PyTorch's (-inf -> NaN, -30 -> -0.0, and
+        # NaN gradients where v * v overflows). float16 keeps the tanh (exp overflows at 11).
+        with np.errstate(over="ignore"):  # exp(large) is inf, and then a is 0: intended
+            w = v * v * (-2 * k * c) - 2 * k  # -2u
+            a = 1 / (xp.exp(w * v) + 1)
         return op(v * a, (x,), lambda g, v, a, w: g * ((1 - a) * a * (w * -3 - 4 * k) * v + a),
                   saved=(v, a, w), name="gelu")
     u = v * v * (k * c) + k

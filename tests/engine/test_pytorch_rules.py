@@ -313,3 +313,28 @@ X23 = mg.tensor(np.ones((2, 3)))
 def test_wrong_arguments_name_what_was_expected(call, error, words):
     with pytest.raises(error, match=words.replace("(", r"\(").replace(".", r"\.")):
         call()
+
+
+# --- GELU's tails: PyTorch's infinities, NaNs and signed zeros ---------------------------------
+# PyTorch 2.13, F.gelu(x, approximate="tanh") at these x, forward and backward of .sum(); the
+# fast tanh form (through exp) must give the same where tanh's saturation gives exact values.
+_GELU_TAILS = [-np.inf, np.inf, np.nan, -30.0, -1e30, 1e30, -100.0, 0.0, -0.0]
+_GELU_TANH_PINNED = {
+    "float32": ([np.nan, np.inf, np.nan, -0.0, -0.0, 1e30, -0.0, 0.0, -0.0],
+                [np.nan, np.nan, np.nan, 0.0, np.nan, np.nan, 0.0, 0.5, 0.5]),
+    "float64": ([np.nan, np.inf, np.nan, -0.0, -0.0, 1e30, -0.0, 0.0, -0.0],
+                [np.nan, np.nan, np.nan, 0.0, 0.0, 1.0, 0.0, 0.5, 0.5]),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(_GELU_TANH_PINNED))
+def test_gelu_tanh_tails_are_pytorchs(dtype):
+    want_y, want_g = (np.array(v, dtype=dtype) for v in _GELU_TANH_PINNED[dtype])
+    x = mg.Tensor(np.array(_GELU_TAILS, dtype=dtype), requires_grad=True)
+    with np.errstate(invalid="ignore"):  # inf * 0 in the backward, as PyTorch's NaN
+        y = F.gelu(x, approximate="tanh")
+        y.sum().backward()
+    np.testing.assert_array_equal(y.data, want_y)
+    number = ~np.isnan(want_y)  # a NaN's sign bit means nothing
+    np.testing.assert_array_equal(np.signbit(y.data[number]), np.signbit(want_y[number]))
+    np.testing.assert_array_equal(x.grad, want_g)
