@@ -1,9 +1,13 @@
 """Recurrent layers: :class:`RNN`, :class:`LSTM`, :class:`GRU` and their one-step cells.
 
 A recurrent layer reads a sequence one step at a time and carries a *hidden state* ``h`` from
-each step to the next. Each step is a handful of ordinary engine operations (two matrix
-products, a few additions, sigmoids, tanhs and products), so the forward pass over ``T`` steps
-records ``T`` copies of the step in the graph, one after another. ``backward()`` then walks
+each step to the next. The input's share of every step, ``x W_ih^T + b_ih`` (and ``+ b_hh``
+for RNN and LSTM), does not depend on ``h``: a layer computes it for the whole sequence first,
+in one matrix product of ``(T * N, I)`` by ``(I, gates * H)``, and cuts it into steps
+(:func:`steps_of`), as PyTorch's CPU layers do; its backward is then one product too. Each
+step is a handful of ordinary engine operations (one matrix product with ``h``, a few
+additions, sigmoids, tanhs and products), so the forward pass over ``T`` steps records ``T``
+copies of the step in the graph, one after another. ``backward()`` then walks
 that chain from the last step to the first: this *is* backpropagation through time (BPTT); no
 extra code is needed for it. The engine's ``backward`` uses a heap, not recursion, so a chain
 of thousands of steps is fine, and the graph is freed by reference counting once the last
@@ -30,17 +34,21 @@ in ``tests/nn/test_rnn.py``; ``N`` samples, input size ``I``, hidden size ``H``)
 =====  ==========  ===========================================================================
 layer  operations  arrays saved for backward, values per sample
 =====  ==========  ===========================================================================
-RNN    6           ``I + H``: the input ``x_t`` and the state ``h`` (the matrix products'
-                   operands); tanh's output is the next step's ``h``, stored once
-LSTM   18          ``I + 7H``: ``x_t``, ``h``, ``c``, the three sigmoid gates, ``tanh(g)`` and
+RNN    4           ``I + H``: the input ``x_t`` (saved once for the whole sequence by the
+                   input's product) and the state ``h``; tanh's output is the next step's
+                   ``h``, stored once
+LSTM   16          ``I + 7H``: ``x_t``, ``h``, ``c``, the three sigmoid gates, ``tanh(g)`` and
                    ``tanh(c')``
-GRU    20          ``I + 6H``: ``x_t``, ``h``, the gates ``r``, ``z``, ``n``, ``h W_hn^T + b_hn``
+GRU    19          ``I + 6H``: ``x_t``, ``h``, the gates ``r``, ``z``, ``n``, ``h W_hn^T + b_hn``
                    and ``h - n``
 =====  ==========  ===========================================================================
 
 So an LSTM with ``H = 128`` over 100 steps of a batch of 32 in float32 keeps about
 ``100 * 32 * (I + 896) * 4`` bytes, 11.9 MB for ``I = 32``, until ``backward()`` frees it.
 The weights and their transposes are saved once for the whole sequence, not once per step.
+The operations per step: the step's slice of the input's share (``steps_of``), the product
+with ``h`` and its sum with the slice (RNN: 4 with the tanh; LSTM: then 4 gate slices, 3
+sigmoids, 2 tanhs, 3 products, 1 sum; GRU: also ``+ b_hh``, its 6 gate slices and the rest).
 """
 from __future__ import annotations
 
@@ -52,6 +60,7 @@ from typing import Any
 from ..random_ops import dropout as _dropout
 from ..reshaping import cat, stack
 from ..tensor import Tensor
+from ..tensor import op
 from .modules import Module, _generator, _uniform_parameter
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"]
@@ -62,43 +71,88 @@ __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"]
 # (in, gates * H) and (H, gates * H): a layer transposes them once per sequence, not per step.
 
 
-def _affine(x: Tensor, w_t: Tensor, b: Tensor | None) -> Tensor:
-    """``x @ w_t + b``, with ``b`` left out when the layer has no bias."""
-    y = x @ w_t
-    return y + b if b is not None else y
+def input_share(x: Tensor, w_ih_t: Tensor, b_ih: Tensor | None, b_hh: Tensor | None = None
+                ) -> Tensor:
+    """The input's share of the gates, ``x W_ih^T + b_ih (+ b_hh)``, for every row of ``x``.
+
+    A layer calls it once for the whole sequence, ``x`` (T * N, in): one matrix product instead
+    of one per step (PyTorch's CPU LSTM does the same), and so one product for the weight's
+    gradient too. ``b_hh`` is given where it is simply added (RNN, LSTM; not the GRU, whose
+    ``b_hn`` is multiplied by ``r``): both biases are then added once, as their sum.
+    """
+    y = x @ w_ih_t
+    if b_ih is None:
+        return y
+    return y + (b_ih + b_hh if b_hh is not None else b_ih)
 
 
-def rnn_step(x: Tensor, h: Tensor, w_ih_t: Tensor, w_hh_t: Tensor, b_ih: Tensor | None,
-             b_hh: Tensor | None, nonlinearity: str = "tanh") -> Tensor:
-    """One step of an Elman RNN: ``act(x W_ih^T + b_ih + h W_hh^T + b_hh)``, act tanh or relu."""
-    pre = _affine(x, w_ih_t, b_ih) + _affine(h, w_hh_t, b_hh)
+def steps_of(x: Tensor, axis: int = 0) -> list[Tensor]:
+    """``x``'s slices along ``axis``, one tensor each, whose gradients land in one array.
+
+    ``[x[t] for t in ...]`` would do, but each slice's backward makes an array of zeros of
+    ``x``'s whole shape, and the engine adds them up: ``T`` arrays of ``(T, N, 4H)`` for a
+    sequence of ``T`` steps. Here one node stands between ``x`` and the slices (``unbind``, a
+    tensor with no values: an operation has one output); each slice's VJP writes its gradient
+    into one array of ``x``'s shape, made by the first of them, and hands ``unbind`` an empty
+    array. ``unbind`` is older than every slice, so the engine reaches it after all of them;
+    its VJP hands that array to ``x``, with zeros for the steps no gradient reached.
+    """
+    xp, n, dtype = x._xp, x.shape[axis], x.dtype
+    index = (slice(None),) * axis
+    grad: list[Any] = []    # the gradient of x, during one backward pass
+    written: set[int] = set()  # the steps whose gradient it holds
+    nothing = xp.zeros((0,), dtype=dtype)
+
+    def gather(_: Any) -> Any:
+        g = grad.pop()
+        for t in set(range(n)) - written:  # no gradient reached these steps
+            g[index + (t, ...)] = 0
+        written.clear()
+        return g
+
+    def keep(t: int) -> Callable[[Any], Any]:
+        def vjp(g: Any) -> Any:
+            if not grad:
+                grad.append(xp.empty(x.shape, dtype=dtype))
+            grad[0][index + (t, ...)] = g
+            written.add(t)
+            return nothing
+        return vjp
+
+    hub = op(nothing, (x,), gather, name="unbind")
+    return [op(x.data[index + (t, ...)], (hub,), keep(t), name="step") for t in range(n)]
+
+
+def rnn_step(xw: Tensor, h: Tensor, w_hh_t: Tensor, nonlinearity: str = "tanh") -> Tensor:
+    """One step of an Elman RNN: ``act(xw + h W_hh^T)``, act tanh or relu, where ``xw`` is
+    :func:`input_share` with both biases (``x W_ih^T + b_ih + b_hh``)."""
+    pre = xw + h @ w_hh_t
     return pre.tanh() if nonlinearity == "tanh" else pre.relu()
 
 
-def lstm_step(x: Tensor, h: Tensor, c: Tensor, w_ih_t: Tensor, w_hh_t: Tensor,
-              b_ih: Tensor | None, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
-    """One LSTM step; returns ``(h', c')``.
+def lstm_step(xw: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor) -> tuple[Tensor, Tensor]:
+    """One LSTM step from the input's share ``xw`` (with both biases); returns ``(h', c')``.
 
     The four gates are computed in one product, ``(N, 4H)``, and then cut into quarters in
     PyTorch's order: input ``i``, forget ``f``, cell candidate ``g``, output ``o``.
     """
     n_hidden = h.shape[-1]
-    gates = _affine(x, w_ih_t, b_ih) + _affine(h, w_hh_t, b_hh)  # (N, 4H)
+    gates = xw + h @ w_hh_t  # (N, 4H)
     i, f, g, o = (gates[..., k * n_hidden:(k + 1) * n_hidden] for k in range(4))
     c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h_next = o.sigmoid() * c_next.tanh()
     return h_next, c_next
 
 
-def gru_step(x: Tensor, h: Tensor, w_ih_t: Tensor, w_hh_t: Tensor, b_ih: Tensor | None,
-             b_hh: Tensor | None) -> Tensor:
-    """One GRU step (PyTorch's formulation: the reset gate multiplies ``h W_hn^T + b_hn``).
+def gru_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> Tensor:
+    """One GRU step (PyTorch's formulation: the reset gate multiplies ``h W_hn^T + b_hn``),
+    from the input's share ``gi = x W_ih^T + b_ih`` (N, 3H).
 
     Gates in PyTorch's order: reset ``r``, update ``z``, new ``n``.
     """
     n_hidden = h.shape[-1]
-    gi = _affine(x, w_ih_t, b_ih)  # (N, 3H): the input's share of r, z, n
-    gh = _affine(h, w_hh_t, b_hh)  # (N, 3H): the state's share
+    gh = h @ w_hh_t  # (N, 3H): the state's share
+    gh = gh + b_hh if b_hh is not None else gh
     cut = [slice(k * n_hidden, (k + 1) * n_hidden) for k in range(3)]
     r = (gi[..., cut[0]] + gh[..., cut[0]]).sigmoid()
     z = (gi[..., cut[1]] + gh[..., cut[1]]).sigmoid()
@@ -240,7 +294,8 @@ class RNNCell(_CellBase):
     def forward(self, x: Any, h: Any = None) -> Tensor:
         x, unbatched = self._input(x)
         h = self._state(h, x, unbatched)
-        h_next = rnn_step(x, h, *self._weights(), nonlinearity=self.nonlinearity)
+        w_ih_t, w_hh_t, b_ih, b_hh = self._weights()
+        h_next = rnn_step(input_share(x, w_ih_t, b_ih, b_hh), h, w_hh_t, self.nonlinearity)
         return h_next.reshape(-1) if unbatched else h_next
 
     def extra_repr(self) -> str:
@@ -266,7 +321,8 @@ class LSTMCell(_CellBase):
         x, unbatched = self._input(x)
         h, c = _pair_state(state, "LSTMCell", "(h, c)")
         h, c = self._state(h, x, unbatched, "h"), self._state(c, x, unbatched, "c")
-        h_next, c_next = lstm_step(x, h, c, *self._weights())
+        w_ih_t, w_hh_t, b_ih, b_hh = self._weights()
+        h_next, c_next = lstm_step(input_share(x, w_ih_t, b_ih, b_hh), h, c, w_hh_t)
         if unbatched:
             return h_next.reshape(-1), c_next.reshape(-1)
         return h_next, c_next
@@ -289,7 +345,8 @@ class GRUCell(_CellBase):
     def forward(self, x: Any, h: Any = None) -> Tensor:
         x, unbatched = self._input(x)
         h = self._state(h, x, unbatched)
-        h_next = gru_step(x, h, *self._weights())
+        w_ih_t, w_hh_t, b_ih, b_hh = self._weights()
+        h_next = gru_step(input_share(x, w_ih_t, b_ih), h, w_hh_t, b_hh)
         return h_next.reshape(-1) if unbatched else h_next
 
 
@@ -363,8 +420,9 @@ class _RNNBase(Module):
         b_hh = getattr(self, f"bias_hh_l{k}{sfx}") if self.bias else None
         return self._weight("ih", k, sfx).T, self._weight("hh", k, sfx).T, b_ih, b_hh
 
-    def _input(self, x: Any) -> tuple[list[Tensor], bool]:
-        """The input cut into its steps, each (N, input_size), and whether it had no batch axis."""
+    def _input(self, x: Any) -> tuple[Tensor, int, bool]:
+        """The input as (L, N, input_size) or (N, L, input_size), the axis of its steps, and
+        whether it had no batch axis."""
         layer = type(self).__name__
         x = _as_tensor(x)
         order = "(N, L, input_size)" if self.batch_first else "(L, N, input_size)"
@@ -377,10 +435,8 @@ class _RNNBase(Module):
             raise ValueError(f"{layer}: expected a sequence of at least one step; got input of "
                              f"shape {x.shape} (sequence length 0), as PyTorch refuses too")
         if x.ndim == 2:  # one sequence without a batch axis: a batch of one
-            return [x[t:t + 1] for t in range(x.shape[0])], True
-        if self.batch_first:
-            return [x[:, t] for t in range(x.shape[1])], False
-        return [x[t] for t in range(x.shape[0])], False
+            return x.reshape(x.shape[0], 1, x.shape[1]), 0, True
+        return x, (1 if self.batch_first else 0), False
 
     def _state(self, h: Any, batch: int, unbatched: bool, like: Tensor,
                what: str) -> list[Tensor]:
@@ -415,24 +471,30 @@ class _RNNBase(Module):
         """Run every layer over the whole sequence; return the output and the final states.
 
         ``initial`` holds one initial-state tensor (num_layers, N, H) or None per carried
-        state (one for RNN and GRU: h; two for LSTM: h and c). ``step(x, states, weights)``
-        returns the new states, a tuple whose first is ``h``.
+        state (one for RNN and GRU: h; two for LSTM: h and c). ``step(xw, states, w_hh_t,
+        b_hh)`` gets the input's share of one step and returns the new states, a tuple whose
+        first is ``h``. The input's share of every step is computed before the loop, in one
+        matrix product per layer and direction (:func:`input_share`), and cut into steps by
+        :func:`steps_of`.
         """
-        inputs, unbatched = self._input(x)
-        first = inputs[0]
-        carried = [self._state(s, first.shape[0], unbatched, first, name)
+        seq, axis, unbatched = self._input(x)  # (L, N, in) or (N, L, in)
+        carried = [self._state(s, seq.shape[1 - axis], unbatched, seq, name)
                    for s, name in zip(initial, ("h_0", "c_0"))]
         finals: list[list[Tensor]] = [[] for _ in initial]
-        directions = self._directions
+        directions, fold = self._directions, self._mode != "GRU"  # GRU: b_hh stays per step
         for k in range(self.num_layers):
             per_direction = []
             for d, sfx in enumerate(("", "_reverse")[:directions]):
-                weights = self._layer_weights(k, sfx)
+                w_ih_t, w_hh_t, b_ih, b_hh = self._layer_weights(k, sfx)
+                xw = input_share(seq.reshape(-1, seq.shape[-1]), w_ih_t, b_ih,
+                                 b_hh if fold else None)
+                shares = steps_of(xw.reshape(seq.shape[0], seq.shape[1], -1), axis)
                 states = tuple(s[k * directions + d] for s in carried)
                 outputs = []
                 # the reverse direction reads the sequence from its end
-                for x_t in (inputs if d == 0 else inputs[::-1]):
-                    states = step(x_t, states, weights)  # BPTT walks this loop backwards
+                for xw_t in (shares if d == 0 else shares[::-1]):
+                    # BPTT walks this loop backwards
+                    states = step(xw_t, states, w_hh_t, None if fold else b_hh)
                     outputs.append(states[0])
                 per_direction.append(outputs if d == 0 else outputs[::-1])
                 for final, s in zip(finals, states):
@@ -443,6 +505,8 @@ class _RNNBase(Module):
             if self.training and self.dropout and k < self.num_layers - 1:
                 inputs = [_dropout(x_t, self.dropout, generator=self._dropout_rng)
                           for x_t in inputs]
+            if k < self.num_layers - 1:
+                seq, axis = stack(inputs, axis=0), 0  # (L, N, H or 2H)
         return self._output(inputs, unbatched), [self._final(f, unbatched) for f in finals]
 
     def extra_repr(self) -> str:
@@ -526,8 +590,8 @@ class RNN(_RNNBase):
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
         act = self.nonlinearity
 
-        def step(x_t: Tensor, s: tuple[Tensor], w: tuple[Any, ...]) -> tuple[Tensor]:
-            return (rnn_step(x_t, s[0], w[0], w[1], w[2], w[3], act),)
+        def step(xw: Tensor, s: tuple[Tensor], w_hh_t: Tensor, _: None) -> tuple[Tensor]:
+            return (rnn_step(xw, s[0], w_hh_t, act),)
 
         output, (h_n,) = self._run(x, [h_0], step)
         return output, h_n
@@ -556,7 +620,7 @@ class LSTM(_RNNBase):
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         h_0, c_0 = _pair_state(state, "LSTM", "(h_0, c_0)")
         output, (h_n, c_n) = self._run(x, [h_0, c_0],
-                                       lambda x_t, s, w: lstm_step(x_t, s[0], s[1], *w))
+                                       lambda xw, s, w, _: lstm_step(xw, s[0], s[1], w))
         return output, (h_n, c_n)
 
 
@@ -572,7 +636,7 @@ class GRU(_RNNBase):
     _mode = "GRU"
 
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
-        output, (h_n,) = self._run(x, [h_0], lambda x_t, s, w: (gru_step(x_t, s[0], *w),))
+        output, (h_n,) = self._run(x, [h_0], lambda xw, s, w, b: (gru_step(xw, s[0], w, b),))
         return output, h_n
 
 
