@@ -3,11 +3,12 @@
 A recurrent layer reads a sequence one step at a time and carries a *hidden state* ``h`` from
 each step to the next. The input's share of every step, ``x W_ih^T + b_ih`` (and ``+ b_hh``
 for RNN and LSTM), does not depend on ``h``: a layer computes it for the whole sequence first,
-in one matrix product of ``(T * N, I)`` by ``(I, gates * H)``, and cuts it into steps
-(:func:`steps_of`), as PyTorch's CPU layers do; its backward is then one product too. Each
-step is a handful of ordinary engine operations (one matrix product with ``h``, a few
-additions, sigmoids, tanhs and products), so the forward pass over ``T`` steps records ``T``
-copies of the step in the graph, one after another. ``backward()`` then walks
+in one matrix product of ``(T * N, I)`` by ``(I, gates * H)``, as PyTorch's CPU layers do;
+its backward is then one product too. Each step is then ``xw_t + h W_hh^T`` (for RNN and LSTM
+one operation, :func:`recurrence`, whose backward leaves ``W_hh``'s gradient to one product
+over all steps) and a handful of ordinary engine operations (sigmoids, tanhs, products), so
+the forward pass over ``T`` steps records ``T`` copies of the step in the graph, one after
+another. ``backward()`` then walks
 that chain from the last step to the first: this *is* backpropagation through time (BPTT); no
 extra code is needed for it. The engine's ``backward`` uses a heap, not recursion, so a chain
 of thousands of steps is fine, and the graph is freed by reference counting once the last
@@ -34,10 +35,10 @@ in ``tests/nn/test_rnn.py``; ``N`` samples, input size ``I``, hidden size ``H``)
 =====  ==========  ===========================================================================
 layer  operations  arrays saved for backward, values per sample
 =====  ==========  ===========================================================================
-RNN    4           ``I + H``: the input ``x_t`` (saved once for the whole sequence by the
+RNN    2           ``I + H``: the input ``x_t`` (saved once for the whole sequence by the
                    input's product) and the state ``h``; tanh's output is the next step's
                    ``h``, stored once
-LSTM   16          ``I + 7H``: ``x_t``, ``h``, ``c``, the three sigmoid gates, ``tanh(g)`` and
+LSTM   14          ``I + 7H``: ``x_t``, ``h``, ``c``, the three sigmoid gates, ``tanh(g)`` and
                    ``tanh(c')``
 GRU    19          ``I + 6H``: ``x_t``, ``h``, the gates ``r``, ``z``, ``n``, ``h W_hn^T + b_hn``
                    and ``h - n``
@@ -46,9 +47,9 @@ GRU    19          ``I + 6H``: ``x_t``, ``h``, the gates ``r``, ``z``, ``n``, ``
 So an LSTM with ``H = 128`` over 100 steps of a batch of 32 in float32 keeps about
 ``100 * 32 * (I + 896) * 4`` bytes, 11.9 MB for ``I = 32``, until ``backward()`` frees it.
 The weights and their transposes are saved once for the whole sequence, not once per step.
-The operations per step: the step's slice of the input's share (``steps_of``), the product
-with ``h`` and its sum with the slice (RNN: 4 with the tanh; LSTM: then 4 gate slices, 3
-sigmoids, 2 tanhs, 3 products, 1 sum; GRU: also ``+ b_hh``, its 6 gate slices and the rest).
+The operations per step: RNN: ``xw_t + h W_hh^T`` (:func:`recurrence`) and the tanh; LSTM:
+the same one, 4 gate slices, 3 sigmoids, 2 tanhs, 3 products and 1 sum; GRU: the step's slice
+of the input's share (:func:`steps_of`), ``h W_hh^T + b_hh``, 6 gate slices and the rest.
 """
 from __future__ import annotations
 
@@ -123,21 +124,73 @@ def steps_of(x: Tensor, axis: int = 0) -> list[Tensor]:
     return [op(x.data[index + (t, ...)], (hub,), keep(t), name="step") for t in range(n)]
 
 
-def rnn_step(xw: Tensor, h: Tensor, w_hh_t: Tensor, nonlinearity: str = "tanh") -> Tensor:
-    """One step of an Elman RNN: ``act(xw + h W_hh^T)``, act tanh or relu, where ``xw`` is
-    :func:`input_share` with both biases (``x W_ih^T + b_ih + b_hh``)."""
-    pre = xw + h @ w_hh_t
+def recurrence(xw: Tensor, w_hh_t: Tensor, axis: int = 0) -> Callable[[int, Tensor], Tensor]:
+    """Step ``t``'s pre-activation ``xw[t] + h W_hh^T`` as one operation, for RNN and LSTM.
+
+    ``xw`` is the input's share of every step, (T, N, gates * H) (``axis`` 1: (N, T, ...)).
+    Returns ``pre(t, h)``. The gradient of step ``t``'s result, ``g``, is the gradient of
+    ``xw[t]`` as it is, and gives ``h`` its gradient ``g W_hh``; ``W_hh^T``'s gradient is
+    ``sum_t h_t^T g_t``, which the step's VJP leaves for later: it writes ``g`` and ``h`` into
+    two arrays of the whole sequence, and one node older than every step (``recurrence``,
+    a tensor with no values; an operation has one output) makes the gradients of ``xw`` and of
+    ``W_hh^T`` from them once the engine has walked all steps: the second is one matrix
+    product over all ``T * N`` rows instead of ``T`` products and ``T - 1`` sums (PyTorch's
+    CPU LSTM sums ``T`` products). A step no gradient reached adds zeros.
+    """
+    xp, dtype, w = xw._xp, xw.dtype, w_hh_t.data
+    n, index = xw.shape[axis], (slice(None),) * axis
+    sums: list[Any] = []    # during one backward pass: the g of every step, and its h
+    written: set[int] = set()  # the steps whose g and h they hold
+    nothing = xp.zeros((0,), dtype=dtype)
+    collect = xw.requires_grad or w_hh_t.requires_grad  # else only h needs a gradient
+
+    def gather(_: Any) -> tuple[Any, Any]:
+        g, h = sums
+        sums.clear()
+        for t in set(range(n)) - written:  # no gradient reached these steps
+            g[index + (t, ...)] = 0
+            h[index + (t, ...)] = 0
+        written.clear()
+        if not w_hh_t.requires_grad:
+            return g, None
+        rows = xp.reshape(h, (-1, h.shape[-1]))  # (T * N, H)
+        return g, xp.matrix_transpose(rows) @ xp.reshape(g, (-1, g.shape[-1]))
+
+    def keep(t: int) -> Callable[..., Any]:
+        def vjp(g: Any, h: Any) -> tuple[Any, Any]:
+            if not collect:
+                return None, g @ xp.matrix_transpose(w)
+            if not sums:
+                shape = xw.shape[:-1] + (h.shape[-1],)
+                sums.extend([xp.empty(xw.shape, dtype=dtype), xp.empty(shape, dtype=h.dtype)])
+            sums[0][index + (t, ...)] = g
+            sums[1][index + (t, ...)] = h
+            written.add(t)
+            return nothing, g @ xp.matrix_transpose(w)
+        return vjp
+
+    hub = op(nothing, (xw, w_hh_t), gather, name="recurrence")
+
+    def pre(t: int, h: Tensor) -> Tensor:
+        return op(xw.data[index + (t, ...)] + h.data @ w, (hub, h), keep(t), saved=(h.data,),
+                  name="step")
+    return pre
+
+
+def rnn_step(pre: Tensor, nonlinearity: str = "tanh") -> Tensor:
+    """One step of an Elman RNN from its pre-activation ``x W_ih^T + b_ih + h W_hh^T + b_hh``:
+    ``tanh(pre)`` or ``relu(pre)``."""
     return pre.tanh() if nonlinearity == "tanh" else pre.relu()
 
 
-def lstm_step(xw: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor) -> tuple[Tensor, Tensor]:
-    """One LSTM step from the input's share ``xw`` (with both biases); returns ``(h', c')``.
+def lstm_step(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+    """One LSTM step from its gates' pre-activations ``x W_ih^T + b_ih + h W_hh^T + b_hh``,
+    (N, 4H); returns ``(h', c')``.
 
-    The four gates are computed in one product, ``(N, 4H)``, and then cut into quarters in
+    The four gates come from one product, ``(N, 4H)``, and are cut into quarters in
     PyTorch's order: input ``i``, forget ``f``, cell candidate ``g``, output ``o``.
     """
-    n_hidden = h.shape[-1]
-    gates = xw + h @ w_hh_t  # (N, 4H)
+    n_hidden = c.shape[-1]
     i, f, g, o = (gates[..., k * n_hidden:(k + 1) * n_hidden] for k in range(4))
     c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h_next = o.sigmoid() * c_next.tanh()
@@ -295,7 +348,7 @@ class RNNCell(_CellBase):
         x, unbatched = self._input(x)
         h = self._state(h, x, unbatched)
         w_ih_t, w_hh_t, b_ih, b_hh = self._weights()
-        h_next = rnn_step(input_share(x, w_ih_t, b_ih, b_hh), h, w_hh_t, self.nonlinearity)
+        h_next = rnn_step(input_share(x, w_ih_t, b_ih, b_hh) + h @ w_hh_t, self.nonlinearity)
         return h_next.reshape(-1) if unbatched else h_next
 
     def extra_repr(self) -> str:
@@ -322,7 +375,7 @@ class LSTMCell(_CellBase):
         h, c = _pair_state(state, "LSTMCell", "(h, c)")
         h, c = self._state(h, x, unbatched, "h"), self._state(c, x, unbatched, "c")
         w_ih_t, w_hh_t, b_ih, b_hh = self._weights()
-        h_next, c_next = lstm_step(input_share(x, w_ih_t, b_ih, b_hh), h, c, w_hh_t)
+        h_next, c_next = lstm_step(input_share(x, w_ih_t, b_ih, b_hh) + h @ w_hh_t, c)
         if unbatched:
             return h_next.reshape(-1), c_next.reshape(-1)
         return h_next, c_next
@@ -471,11 +524,11 @@ class _RNNBase(Module):
         """Run every layer over the whole sequence; return the output and the final states.
 
         ``initial`` holds one initial-state tensor (num_layers, N, H) or None per carried
-        state (one for RNN and GRU: h; two for LSTM: h and c). ``step(xw, states, w_hh_t,
-        b_hh)`` gets the input's share of one step and returns the new states, a tuple whose
-        first is ``h``. The input's share of every step is computed before the loop, in one
-        matrix product per layer and direction (:func:`input_share`), and cut into steps by
-        :func:`steps_of`.
+        state (one for RNN and GRU: h; two for LSTM: h and c). ``step(pre, t, states, w_hh_t,
+        b_hh)`` makes step ``t`` from ``pre(t, h)`` (see :meth:`_pre_activations`) and returns
+        the new states, a tuple whose first is ``h``. The input's share of every step is
+        computed before the loop, in one matrix product per layer and direction
+        (:func:`input_share`).
         """
         seq, axis, unbatched = self._input(x)  # (L, N, in) or (N, L, in)
         carried = [self._state(s, seq.shape[1 - axis], unbatched, seq, name)
@@ -488,13 +541,15 @@ class _RNNBase(Module):
                 w_ih_t, w_hh_t, b_ih, b_hh = self._layer_weights(k, sfx)
                 xw = input_share(seq.reshape(-1, seq.shape[-1]), w_ih_t, b_ih,
                                  b_hh if fold else None)
-                shares = steps_of(xw.reshape(seq.shape[0], seq.shape[1], -1), axis)
+                xw = xw.reshape(seq.shape[0], seq.shape[1], -1)  # (L, N, gates * H)
+                pre = self._pre_activations(xw, w_hh_t, axis)  # pre(t, h) for step t
                 states = tuple(s[k * directions + d] for s in carried)
                 outputs = []
+                n = seq.shape[axis]
                 # the reverse direction reads the sequence from its end
-                for xw_t in (shares if d == 0 else shares[::-1]):
+                for t in (range(n) if d == 0 else range(n - 1, -1, -1)):
                     # BPTT walks this loop backwards
-                    states = step(xw_t, states, w_hh_t, None if fold else b_hh)
+                    states = step(pre, t, states, w_hh_t, b_hh)
                     outputs.append(states[0])
                 per_direction.append(outputs if d == 0 else outputs[::-1])
                 for final, s in zip(finals, states):
@@ -508,6 +563,15 @@ class _RNNBase(Module):
             if k < self.num_layers - 1:
                 seq, axis = stack(inputs, axis=0), 0  # (L, N, H or 2H)
         return self._output(inputs, unbatched), [self._final(f, unbatched) for f in finals]
+
+    def _pre_activations(self, xw: Tensor, w_hh_t: Tensor, axis: int
+                         ) -> Callable[[int, Tensor], Tensor]:
+        """``pre(t, h)``: RNN and LSTM: step ``t``'s ``xw[t] + h W_hh^T`` (one operation,
+        :func:`recurrence`); GRU: ``xw[t]`` alone (``h``'s share is in :func:`gru_step`)."""
+        if self._mode != "GRU":
+            return recurrence(xw, w_hh_t, axis)
+        shares = steps_of(xw, axis)
+        return lambda t, h: shares[t]
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -590,8 +654,9 @@ class RNN(_RNNBase):
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
         act = self.nonlinearity
 
-        def step(xw: Tensor, s: tuple[Tensor], w_hh_t: Tensor, _: None) -> tuple[Tensor]:
-            return (rnn_step(xw, s[0], w_hh_t, act),)
+        def step(pre: Callable[[int, Tensor], Tensor], t: int, s: tuple[Tensor], *_: Any
+                 ) -> tuple[Tensor]:
+            return (rnn_step(pre(t, s[0]), act),)
 
         output, (h_n,) = self._run(x, [h_0], step)
         return output, h_n
@@ -620,7 +685,7 @@ class LSTM(_RNNBase):
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         h_0, c_0 = _pair_state(state, "LSTM", "(h_0, c_0)")
         output, (h_n, c_n) = self._run(x, [h_0, c_0],
-                                       lambda xw, s, w, _: lstm_step(xw, s[0], s[1], w))
+                                       lambda pre, t, s, *_: lstm_step(pre(t, s[0]), s[1]))
         return output, (h_n, c_n)
 
 
@@ -636,7 +701,8 @@ class GRU(_RNNBase):
     _mode = "GRU"
 
     def forward(self, x: Any, h_0: Any = None) -> tuple[Tensor, Tensor]:
-        output, (h_n,) = self._run(x, [h_0], lambda xw, s, w, b: (gru_step(xw, s[0], w, b),))
+        output, (h_n,) = self._run(
+            x, [h_0], lambda pre, t, s, w, b: (gru_step(pre(t, s[0]), s[0], w, b),))
         return output, h_n
 
 
