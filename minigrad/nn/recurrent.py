@@ -98,7 +98,7 @@ def steps_of(x: Tensor, axis: int = 0) -> list[Tensor]:
     array. ``unbind`` is older than every slice, so the engine reaches it after all of them;
     its VJP hands that array to ``x``, with zeros for the steps no gradient reached.
     """
-    xp, n, dtype = x._xp, x.shape[axis], x.dtype
+    xp, n, dtype, shape = x._xp, x.shape[axis], x.dtype, x.shape
     index = (slice(None),) * axis
     grad: list[Any] = []    # the gradient of x, during one backward pass
     written: set[int] = set()  # the steps whose gradient it holds
@@ -114,7 +114,7 @@ def steps_of(x: Tensor, axis: int = 0) -> list[Tensor]:
     def keep(t: int) -> Callable[[Any], Any]:
         def vjp(g: Any) -> Any:
             if not grad:
-                grad.append(xp.empty(x.shape, dtype=dtype))
+                grad.append(xp.empty(shape, dtype=dtype))
             grad[0][index + (t, ...)] = g
             written.add(t)
             return nothing
@@ -137,12 +137,12 @@ def recurrence(xw: Tensor, w_hh_t: Tensor, axis: int = 0) -> Callable[[int, Tens
     product over all ``T * N`` rows instead of ``T`` products and ``T - 1`` sums (PyTorch's
     CPU LSTM sums ``T`` products). A step no gradient reached adds zeros.
     """
-    xp, dtype, w = xw._xp, xw.dtype, w_hh_t.data
-    n, index = xw.shape[axis], (slice(None),) * axis
+    xp, dtype, w, shape = xw._xp, xw.dtype, w_hh_t.data, xw.shape
+    n, index, w_needs_grad = shape[axis], (slice(None),) * axis, w_hh_t.requires_grad
     sums: list[Any] = []    # during one backward pass: the g of every step, and its h
     written: set[int] = set()  # the steps whose g and h they hold
     nothing = xp.zeros((0,), dtype=dtype)
-    collect = xw.requires_grad or w_hh_t.requires_grad  # else only h needs a gradient
+    collect = xw.requires_grad or w_needs_grad  # else only h needs a gradient
 
     def gather(_: Any) -> tuple[Any, Any]:
         g, h = sums
@@ -151,7 +151,7 @@ def recurrence(xw: Tensor, w_hh_t: Tensor, axis: int = 0) -> Callable[[int, Tens
             g[index + (t, ...)] = 0
             h[index + (t, ...)] = 0
         written.clear()
-        if not w_hh_t.requires_grad:
+        if not w_needs_grad:
             return g, None
         rows = xp.reshape(h, (-1, h.shape[-1]))  # (T * N, H)
         return g, xp.matrix_transpose(rows) @ xp.reshape(g, (-1, g.shape[-1]))
@@ -161,8 +161,8 @@ def recurrence(xw: Tensor, w_hh_t: Tensor, axis: int = 0) -> Callable[[int, Tens
             if not collect:
                 return None, g @ xp.matrix_transpose(w)
             if not sums:
-                shape = xw.shape[:-1] + (h.shape[-1],)
-                sums.extend([xp.empty(xw.shape, dtype=dtype), xp.empty(shape, dtype=h.dtype)])
+                sums.extend([xp.empty(shape, dtype=dtype),
+                             xp.empty(shape[:-1] + (h.shape[-1],), dtype=h.dtype)])
             sums[0][index + (t, ...)] = g
             sums[1][index + (t, ...)] = h
             written.add(t)
