@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from .backend import (asarray, check_same_device, is_floating, is_integer, namespace,
                       reduce_max, reduce_sum, times_mask)
 from .backend import take as backend_take
@@ -550,15 +548,6 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     # u = k (1 + c v^2): dy/dv = a + 2 v a (1 - a) (3u - 2k), since 1 - tanh^2 = 4a(1 - a) and
     # the tanh's argument's derivative is k (1 + 3c v^2) = 3u - 2k (8 array passes each way)
     k, c = math.sqrt(2 / math.pi), 0.044715
-    if xp.finfo(v.dtype).bits >= 32:  # a as 1 / (1 + exp(-2u v)): NumPy's exp is about twice
-        # as fast as its tanh. Where exp overflows, a is 0 exactly, as tanh's form gives, so
-        # the infinities, NaNs and signed zeros are PyTorch's (-inf -> NaN, -30 -> -0.0, and
-        # NaN gradients where v * v overflows). float16 keeps the tanh (exp overflows at 11).
-        with np.errstate(over="ignore"):  # exp(large) is inf, and then a is 0: intended
-            w = v * v * (-2 * k * c) - 2 * k  # -2u
-            a = 1 / (xp.exp(w * v) + 1)
-        return op(v * a, (x,), lambda g, v, a, w: g * ((1 - a) * a * (w * -3 - 4 * k) * v + a),
-                  saved=(v, a, w), name="gelu")
     u = v * v * (k * c) + k
     a = xp.tanh(u * v) * 0.5 + 0.5
     return op(v * a, (x,), lambda g, v, a, u: g * ((1 - a) * a * (u * 6 - 4 * k) * v + a),
