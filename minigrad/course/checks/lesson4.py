@@ -37,11 +37,17 @@ def _networks(rng: np.random.Generator | None, batches: bool = False) -> dict[st
     notebook (``rng`` None) the lesson's network and random 2-2-2, 3-4-3 and 2-5-3 ones; in the
     grader a random 2-2-2 network and three of random sizes (inputs 2-4, hidden 2-5, outputs
     2-4)."""
-    lesson, draw = rng is None, np.random.default_rng(44) if rng is None else rng
-    sizes: list[tuple[int, ...]] = [(2, 2, 2), (3, 4, 3), (2, 5, 3)] if lesson else [(2, 2, 2)] + [
-        tuple(int(n) for n in draw.integers((2, 2, 2), (5, 6, 5))) for _ in range(3)]
-    cases: list[dict[str, Any]] = [{"name": _LESSONS_NETWORK, **{
-        k: np.copy(v) for k, v in NETWORK.items()}}] if lesson else []
+    lesson = rng is None
+    draw = np.random.default_rng(44) if rng is None else rng
+    sizes: list[tuple[int, ...]]
+    cases: list[dict[str, Any]]
+    if lesson:
+        sizes = [(2, 2, 2), (3, 4, 3), (2, 5, 3)]
+        cases = [{"name": _LESSONS_NETWORK, **{k: np.copy(v) for k, v in NETWORK.items()}}]
+    else:
+        sizes = [(2, 2, 2)] + [tuple(int(n) for n in draw.integers((2, 2, 2), (5, 6, 5)))
+                               for _ in range(3)]
+        cases = []
     for n_in, n_hidden, n_out in sizes:
         cases.append({"name": f"a random {n_in}-{n_hidden}-{n_out} network",
                       "x": draw.normal(size=n_in), "t": int(draw.integers(n_out)),
