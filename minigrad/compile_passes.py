@@ -343,13 +343,11 @@ def _sum_of_pieces(plan: Plan, k: int, found: dict[int, _Pieces],
     """For ``np.add(a, b, out=r)`` of two arrays of pieces that do not overlap, each read by
     this call alone: ``(r, (a, b))`` (owner numbers); else None."""
     fn, args, kwargs = plan.ops[k]
-    if fn is not np.add or len(args) != 2 or kwargs.keys() != {"out"}:
+    r = _elementwise_result(plan, fn, kwargs, k) if fn is np.add and len(args) == 2 else None
+    if r is None:
         return None
     out = kwargs["out"]
     out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-    r = plan.made_by.get(k)
-    if r is None or _whole_owner(plan, out) != r or plan.rec.kinds[r] != "internal":
-        return None
     a, b = (_whole_owner(plan, x) for x in args)
     if a is None or b is None or a == b or a not in found or b not in found:
         return None
