@@ -416,6 +416,23 @@ def matmul_into(a: Any, b: Any, out: Any) -> Any:
     return None
 
 
+def row_major(x: Any) -> Any:
+    """``x`` laid out row by row in memory (C order): ``x`` itself when it already is, else a
+    copy with the same values; on other array libraries ``x`` itself (the standard has no
+    memory order).
+
+    For a matrix used many times as the right operand of small products: OpenBLAS multiplies
+    ``(32, 128) @ (128, 512)`` about 1.6 times slower when the right operand is a transposed
+    view (``W.T``) than when it is row-major; a recurrent layer's ``W_hh^T``, used once per
+    step, is copied once per sequence (``bench/PROFILE.md``).
+    """
+    if isinstance(x, np.ndarray):  # np.copy, not np.ascontiguousarray: minigrad.compile sees it
+        return x if x.flags.c_contiguous else np.copy(x, order="C")
+    if cp is not None and isinstance(x, cp.ndarray):
+        return cp.ascontiguousarray(x)
+    return x
+
+
 def times_mask(g: Any, mask: Any) -> Any:
     """``g`` where ``mask`` is True, 0 where it is False: the backward of ReLU and max-pooling.
 

@@ -58,6 +58,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..backend import row_major
 from ..random_ops import dropout as _dropout
 from ..reshaping import cat, stack
 from ..tensor import Tensor
@@ -138,6 +139,7 @@ def recurrence(xw: Tensor, w_hh_t: Tensor, axis: int = 0) -> Callable[[int, Tens
     CPU LSTM sums ``T`` products). A step no gradient reached adds zeros.
     """
     xp, dtype, w, shape = xw._xp, xw.dtype, w_hh_t.data, xw.shape
+    w_rows = row_major(w)  # the steps' right operand, row by row: faster products (backend)
     n, index, w_needs_grad = shape[axis], (slice(None),) * axis, w_hh_t.requires_grad
     sums: list[Any] = []    # during one backward pass: the g of every step, and its h
     written: set[int] = set()  # the steps whose g and h they hold
@@ -172,7 +174,7 @@ def recurrence(xw: Tensor, w_hh_t: Tensor, axis: int = 0) -> Callable[[int, Tens
     hub = op(nothing, (xw, w_hh_t), gather, name="recurrence")
 
     def pre(t: int, h: Tensor) -> Tensor:
-        return op(xw.data[index + (t, ...)] + h.data @ w, (hub, h), keep(t), saved=(h.data,),
+        return op(xw.data[index + (t, ...)] + h.data @ w_rows, (hub, h), keep(t), saved=(h.data,),
                   name="step")
     return pre
 

@@ -404,3 +404,15 @@ def test_transpose_of_a_matrix_reads_two_ints_as_pytorch_does(k):
     assert out.numpy().tolist() == want
     (out * mg.tensor(np.arange(out.size, dtype=float).reshape(out.shape))).sum().backward()
     assert m.grad.shape == (2, 3)
+
+
+def test_row_major_copies_only_what_is_not_row_major():
+    from minigrad import backend
+    w = np.arange(12.0).reshape(3, 4)
+    assert backend.row_major(w) is w                  # already row by row: the array itself
+    t = backend.row_major(w.T)
+    assert t.flags.c_contiguous and not np.shares_memory(t, w)
+    assert np.array_equal(t, w.T)
+    strict = pytest.importorskip("array_api_strict")
+    s = strict.asarray([[1.0, 2.0], [3.0, 4.0]])
+    assert backend.row_major(s) is s                  # no memory order in the standard
