@@ -424,7 +424,7 @@ def row_major(x: Any) -> Any:
     For a matrix used many times as the right operand of small products: OpenBLAS multiplies
     ``(32, 128) @ (128, 512)`` about 1.6 times slower when the right operand is a transposed
     view (``W.T``) than when it is row-major; a recurrent layer's ``W_hh^T``, used once per
-    step, is copied once per sequence (``bench/PROFILE.md``).
+    step, is copied once per sequence (``docs/guide/performance.md``).
     """
     if isinstance(x, np.ndarray):  # np.copy, not np.ascontiguousarray: minigrad.compile sees it
         return x if x.flags.c_contiguous else np.copy(x, order="C")

@@ -640,7 +640,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     # ((out, N) in memory). NumPy then reduces y and its gradient, over the features
     # (softmax) or over the batch (the bias gradient), several times faster. Extra batch axes
     # (..., in) are flattened to one product of (rows, in) by (in, out): NumPy's matmul of a
-    # 3-d array makes one small product per leading index, 1.4-1.9 times slower (PROFILE.md).
+    # 3-d array makes one small product per leading index, 1.4-1.9 times slower (measured
+    # in docs/guide/performance.md).
     if batch_last:
         y = (weight.data @ x.data.T).T
     elif x.ndim > 2:
