@@ -35,6 +35,30 @@ def mean(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None
     return total / count if count else total * float("nan")
 
 
+def _row_sums(xp: Any, a: Array, k: int = 1, mean: bool = False) -> Array:
+    """The sums (``mean``: the means) of ``a`` over its last ``k`` axes, kept as axes of size 1,
+    as one matrix product: ``a`` made 2-D, (M, n), times a column of ones (of ``1 / n`` for
+    means). On NumPy one BLAS call is several times faster than a reduction over a few dozen
+    values (about five times over rows of 64): layer norm and attention sum this way. Empty
+    rows take the reduction (a mean of none is NaN, as ``mean``'s)."""
+    lead, n = a.shape[:a.ndim - k], math.prod(a.shape[a.ndim - k:])
+    if n == 0:
+        reduce = xp.mean if mean else xp.sum
+        return reduce(a, axis=tuple(range(a.ndim - k, a.ndim)), keepdims=True)
+    column = xp.full((n, 1), 1 / n if mean else 1, dtype=a.dtype)
+    return xp.reshape(xp.reshape(a, (math.prod(lead), n)) @ column, lead + (1,) * k)
+
+
+def _column_sums(xp: Any, a: Array, k: int) -> Array:
+    """The sums of ``a`` over all but its last ``k`` axes, of the shape of those ``k`` axes, as
+    one matrix product: a row of ones times ``a`` made 2-D, (M, n) (see :func:`_row_sums`)."""
+    shape = a.shape[a.ndim - k:]
+    m, n = math.prod(a.shape[:a.ndim - k]), math.prod(shape)
+    if n == 0:
+        return xp.sum(a, axis=tuple(range(a.ndim - k)))
+    return xp.reshape(xp.ones((1, m), dtype=a.dtype) @ xp.reshape(a, (m, n)), shape)
+
+
 def var(x: Tensor, axis: Any = None, *, correction: float = 1, keepdims: bool = False,
         dim: Any = None, keepdim: bool | None = None) -> Tensor:
     """Variance ``sum((x - mean)**2) / (N - correction)`` over ``axis``.
