@@ -39,22 +39,11 @@ run_step: list[Any] = []  # the steps made by minigrad_stepper (the compiled one
 
 def minigrad_stepper(model: Any, optimizer: Any, clip: float, compiled: bool,
                      shape: tuple[int, int, int]) -> Callable[[Any, Any], float]:
-    """One minigrad chunk per call (the example's ``train_epoch`` body): the loss; the state
-    is kept between calls as plain arrays, (layers, batch, hidden) zeros at first."""
-    import minigrad as mg
-    import minigrad.functional as F
-    from minigrad.nn.utils import clip_grad_norm_
+    """One minigrad chunk per call (the example's step, ``char_rnn.make_step``): the loss; the
+    state is kept between calls as plain arrays, (layers, batch, hidden) zeros at first."""
+    import char_rnn
 
-    def train_step(x: Any, y: Any, h: Any, c: Any) -> Any:
-        logits, (h_n, c_n) = model(x, (mg.Tensor(h), mg.Tensor(c)))
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
-        return loss, h_n, c_n
-
-    step = mg.compile(train_step) if compiled else train_step
+    step = char_rnn.make_step(model, optimizer, clip, compiled)
     run_step.append(step)
     dtype = model.head.weight.dtype
     state = [np.zeros(shape, dtype=dtype), np.zeros(shape, dtype=dtype)]

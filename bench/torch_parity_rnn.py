@@ -121,14 +121,18 @@ def time_char_rnn(seconds_text: int, threads: int = 1) -> None:
     import char_rnn
     text = char_rnn.load_text(seconds_text)
     args = char_rnn.parse_args([])
+    times = {}
     with threadpool_limits(threads):
-        t_mg, loss_mg = char_rnn.time_one_epoch(text, args)
-    t_torch, loss_torch = char_rnn.time_one_epoch_torch(text, args)
+        for compiled in (False, True):
+            args.compile = compiled
+            times["minigrad compiled" if compiled else "minigrad eager"] = \
+                char_rnn.time_one_epoch(text, args)
+    times["PyTorch"] = char_rnn.time_one_epoch_torch(text, args)
     print(f"char-RNN one epoch over {len(text):,} characters (hidden {args.hidden}, batch "
           f"{args.batch}, chunk {args.chunk}, {args.dtype}), {threads} thread(s):")
-    print(f"  minigrad  {t_mg:7.2f} s   mean loss {loss_mg:.3f}")
-    print(f"  PyTorch   {t_torch:7.2f} s   mean loss {loss_torch:.3f}")
-    print(f"  ratio minigrad / PyTorch: {t_mg / t_torch:.2f}")
+    for label, (seconds, loss) in times.items():
+        print(f"  {label:<18} {seconds:7.2f} s   mean loss {loss:.3f}   "
+              f"{seconds / times['PyTorch'][0]:.2f}x PyTorch")
 
 
 def main(argv: list[str] | None = None) -> int:

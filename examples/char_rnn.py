@@ -3,6 +3,7 @@
     python examples/char_rnn.py                          # 3 epochs on 200,000 characters
     python examples/char_rnn.py --epochs 10 --plot loss.png --save char_rnn.npz
     python examples/char_rnn.py --smoke                  # a few seconds' run (CI)
+    python examples/char_rnn.py --no-compile             # each step eager, not replayed
 
 The model reads a text one character at a time and predicts the next one:
 ``Embedding(V, 32) -> LSTM(32, 128) -> Linear(128, V)``, trained with the softmax
@@ -18,13 +19,18 @@ side, and each stream into chunks of ``--chunk`` characters. The LSTM's state fl
 chunk to the next, but through ``detach()``: the gradient of a chunk stops at its first step,
 so each backward pass covers ``--chunk`` steps and the graph of the chunk before is already
 freed. Samples are printed after every epoch; ``--plot`` saves the loss curve.
+
+Each chunk's training step is compiled (``minigrad.compile``: its first calls record the array
+calls it makes, later calls replay them, with exactly the eager step's numbers); the state goes
+from one chunk to the next as plain arrays, which is what cuts the graph. ``--no-compile`` runs
+every step eagerly.
 """
 from __future__ import annotations
 
 import argparse
 import math
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from tqdm import tqdm
@@ -68,22 +74,38 @@ def streams(ids: np.ndarray, batch: int) -> np.ndarray:
     return ids[:length * batch].reshape(batch, length).T.copy()
 
 
-def train_epoch(model: CharRNN, optimizer: Any, data: np.ndarray, chunk: int,
-                clip: float, progress: Any = None) -> list[float]:
-    """One pass over ``data`` (length, batch) in chunks; returns the loss of every chunk."""
-    losses, state = [], None
-    for start in range(0, data.shape[0] - 1, chunk):
-        x = data[start:start + chunk]
-        y = data[start + 1:start + chunk + 1]
-        x = x[:len(y)]
-        if state is not None:  # truncated BPTT: keep the values, cut the graph
-            state = (state[0].detach(), state[1].detach())
-        logits, state = model(x, state)
+def make_step(model: CharRNN, optimizer: Any, clip: float, compiled: bool = True
+              ) -> Callable[..., tuple[mg.Tensor, mg.Tensor, mg.Tensor]]:
+    """One chunk's training step, ``step(x, y, h, c) -> (loss, h_n, c_n)``: the forward pass
+    from the LSTM state ``(h, c)`` (arrays (layers, batch, hidden)), backward, clipping and an
+    optimizer step; compiled unless ``compiled`` is False."""
+    def train_step(x: Any, y: Any, h: Any, c: Any) -> tuple[mg.Tensor, mg.Tensor, mg.Tensor]:
+        logits, (h_n, c_n) = model(x, (mg.Tensor(h), mg.Tensor(c)))
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
+        return loss, h_n, c_n
+    return mg.compile(train_step) if compiled else train_step
+
+
+def zero_state(args: argparse.Namespace) -> np.ndarray:
+    """The LSTM state at the start of an epoch, ``h`` or ``c``: zeros (layers, batch, hidden)."""
+    return np.zeros((args.layers, args.batch, args.hidden), dtype=args.dtype)
+
+
+def train_epoch(step: Callable[..., Any], data: np.ndarray, chunk: int, zeros: np.ndarray,
+                progress: Any = None) -> list[float]:
+    """One pass over ``data`` (length, batch) in chunks with ``step`` (:func:`make_step`),
+    from the state ``h = c = zeros``; returns the loss of every chunk."""
+    losses = []
+    h = c = zeros
+    for start in range(0, data.shape[0] - 1, chunk):
+        y = data[start + 1:start + chunk + 1]
+        x = data[start:start + len(y)]
+        loss, h_n, c_n = step(x, y, h, c)
+        h, c = h_n.numpy(), c_n.numpy()  # truncated BPTT: the values go on, the graph stops
         losses.append(loss.item())
         if progress is not None:
             progress.update(1)
@@ -117,10 +139,12 @@ def build(text: str, args: argparse.Namespace) -> tuple[CharRNN, Any, np.ndarray
 
 
 def time_one_epoch(text: str, args: argparse.Namespace) -> tuple[float, float]:
-    """Seconds and mean loss of one epoch in minigrad (for bench/torch_parity_rnn.py)."""
+    """Seconds and mean loss of one epoch in minigrad, compiled or not as ``args.compile`` says
+    (for bench/torch_parity_rnn.py)."""
     model, optimizer, data, _ = build(text, args)
+    step = make_step(model, optimizer, args.clip, args.compile)
     start = time.perf_counter()
-    losses = train_epoch(model, optimizer, data, args.chunk, args.clip)
+    losses = train_epoch(step, data, args.chunk, zero_state(args))
     return time.perf_counter() - start, float(np.mean(losses))
 
 
@@ -207,6 +231,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sample-length", type=int, default=200, help="characters per sample")
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS threads (these matrices are small: one is usually fastest)")
+    parser.add_argument("--no-compile", dest="compile", action="store_false",
+                        help="run each chunk's step eagerly instead of replaying a compiled one")
     parser.add_argument("--plot", metavar="PNG", help="save the loss curve here")
     parser.add_argument("--save", metavar="NPZ", help="save the trained state dict here")
     parser.add_argument("--smoke", action="store_true",
@@ -232,6 +258,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Train as ``args`` say: print, plot and save; return the losses and timings."""
     text = load_text(args.chars)
     model, optimizer, data, chars = build(text, args)
+    step = make_step(model, optimizer, args.clip, args.compile)
     chunks = math.ceil((data.shape[0] - 1) / args.chunk)
     print(f"text: {len(text):,} characters, {len(chars)} distinct, from {SOURCE}")
     print(f"model: {model}")
@@ -243,7 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
         with tqdm(total=chunks, desc=f"epoch {epoch}/{args.epochs}", unit="chunk") as progress:
-            epoch_losses = train_epoch(model, optimizer, data, args.chunk, args.clip, progress)
+            epoch_losses = train_epoch(step, data, args.chunk, zero_state(args), progress)
         seconds.append(time.perf_counter() - start)
         losses += epoch_losses
         print(f"epoch {epoch}: mean loss {np.mean(epoch_losses):.3f} nats/char, "
@@ -252,7 +279,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                          args.temperature, rng)))
     final = float(np.mean(losses[-chunks:]))
     print(f"final loss {final:.3f} nats/char (last epoch's mean)")
-    print(f"seconds per epoch {np.mean(seconds):.1f}")
+    print(f"seconds per epoch {np.mean(seconds):.1f} ({'compiled' if args.compile else 'eager'} "
+          f"steps)")
+    if args.compile:
+        print(f"compiled step: {step.calls}")
     if args.plot:
         plot_losses(losses, chunks, args.plot)
         print(f"loss curve saved to {args.plot}")
@@ -260,7 +290,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         mg.save(model.state_dict(), args.save)
         print(f"model saved to {args.save}")
     return {"losses": losses, "final": final, "vocab": len(chars),
-            "seconds_per_epoch": float(np.mean(seconds))}
+            "seconds_per_epoch": float(np.mean(seconds)),
+            "calls": dict(step.calls) if args.compile else None}
 
 
 if __name__ == "__main__":

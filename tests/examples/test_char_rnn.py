@@ -1,5 +1,6 @@
 """examples/char_rnn.py in smoke mode: it learns (the loss falls well below guessing), writes
-samples, draws its loss curve, saves a state dict with PyTorch's names, and has a --help."""
+samples, draws its loss curve, saves a state dict with PyTorch's names, and has a --help; its
+steps are compiled and replay, with the eager run's losses to the bit (``--no-compile``)."""
 from __future__ import annotations
 
 import math
@@ -36,6 +37,11 @@ def test_smoke_run_learns_and_writes(tmp_path, capsys):
     assert {"embed.weight", "lstm.weight_ih_l0", "lstm.weight_hh_l0", "lstm.bias_ih_l0",
             "lstm.bias_hh_l0", "head.weight", "head.bias"} == set(state)
     assert state["lstm.weight_ih_l0"].shape == (4 * 48, 16)
+    assert result["calls"]["replayed"] >= 50, result["calls"]  # of 60 steps
+    assert "compiled step:" in out and "(compiled steps)" in out
+    eager = char_rnn.main(["--smoke", "--no-compile"])
+    assert eager["calls"] is None and "(eager steps)" in capsys.readouterr().out
+    assert eager["losses"] == result["losses"]
 
 
 def test_text_is_read_from_the_standard_library():
@@ -48,4 +54,4 @@ def test_help():
                             text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert "--chunk" in result.stdout and "truncated" in result.stdout
-    assert "--smoke" in result.stdout
+    assert "--smoke" in result.stdout and "--no-compile" in result.stdout
