@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from tests.browser.test_browser_widget import BROWSER_TEST, ROOT, jupyter_server, open_browser
+from tests.browser.test_browser_widget import (BROWSER_TEST, ROOT, jupyter_server, open_browser,
+                                              run_lab_cell)
 
 LESSON = "lessons/01_from_scalars_to_tensors.ipynb"
 
@@ -41,10 +42,8 @@ def test_jupyterlab_opens_lesson_one_and_runs_it(lab_url, playwright, tmp_path):
         # window), so wait for the two code cells this test runs rather than count cells.
         code = page.locator(".jp-Notebook .jp-CodeCell")
         code.nth(1).wait_for(state="attached", timeout=30_000)
-        code.nth(0).click()
-        page.keyboard.press("Shift+Enter")  # the set-up cell: imports minigrad
-        code.nth(1).locator(".jp-InputArea").click()
-        page.keyboard.press("Shift+Enter")  # the scalar recap: prints c, dc/da and dc/db
+        run_lab_cell(page, code.nth(0))  # the set-up cell: imports minigrad
+        run_lab_cell(page, code.nth(1))  # the scalar recap: prints c, dc/da and dc/db
         output = code.nth(1).locator(".jp-OutputArea-output")
         output.first.wait_for(timeout=30_000)
         text = output.first.inner_text()

@@ -131,6 +131,24 @@ def open_browser(playwright, tmp_path):
         args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000})
 
 
+def run_lab_cell(page, code_cell, tries: int = 3) -> None:
+    """Run one code cell of a notebook open in JupyterLab: click its input, press Shift+Enter,
+    and do it again (up to ``tries`` times) while the cell's prompt shows it never ran
+    (``[ ]:``): on a loaded machine a click can land while Lab is still settling and the keypress
+    is lost (seen once in CI). Returns once the cell is queued, running or done."""
+    prompt = code_cell.locator(".jp-InputPrompt")
+    for _ in range(tries):
+        code_cell.locator(".jp-InputArea").click()
+        page.keyboard.press("Shift+Enter")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if prompt.inner_text().strip() not in ("", "[ ]:"):
+                return
+            page.wait_for_timeout(250)
+    raise AssertionError(f"the cell did not start: its prompt still reads "
+                         f"{prompt.inner_text()!r} after {tries} tries")
+
+
 def cell(page, grid: str, k: int):
     """Cell number ``k`` (row-major) of the grid with id ``grid``."""
     return page.locator(f".mg-bb .mg-cell[data-grid='{grid}'][data-k='{k}']")

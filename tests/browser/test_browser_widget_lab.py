@@ -16,6 +16,7 @@ from tests.browser.test_browser_widget import (
     measure_op_changes,
     measure_shape_changes,
     open_browser,
+    run_lab_cell,
     smallest_font_px,
 )
 
@@ -33,8 +34,7 @@ def test_the_widget_in_jupyterlab(lab_url, playwright, tmp_path):  # noqa: F811
         page.wait_for_selector("h1:has-text('Broadcast and backward')", timeout=120_000)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                                timeout=120_000)
-        page.locator(".jp-Notebook .jp-CodeCell").nth(0).locator(".jp-InputArea").click()
-        page.keyboard.press("Shift+Enter")
+        run_lab_cell(page, page.locator(".jp-Notebook .jp-CodeCell").nth(0))
         page.wait_for_selector(".mg-bb .mg-cell", timeout=120_000)
 
         # Full size: every grid is drawn at its own width, and no text is under 12 px.
