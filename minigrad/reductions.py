@@ -45,7 +45,7 @@ def _row_sums(xp: Any, a: Array, k: int = 1, mean: bool = False) -> Array:
     if n == 0:
         reduce = xp.mean if mean else xp.sum
         return reduce(a, axis=tuple(range(a.ndim - k, a.ndim)), keepdims=True)
-    column = xp.full((n, 1), 1 / n if mean else 1, dtype=a.dtype)
+    column = xp.full((n, 1), 1 / n if mean else 1.0, dtype=a.dtype)
     return xp.reshape(xp.reshape(a, (math.prod(lead), n)) @ column, lead + (1,) * k)
 
 

@@ -173,6 +173,33 @@ def test_reduction_vjp(ns, kind, shape, axis, keepdims, as_dim, seed):
         np.testing.assert_allclose(host(xp, fn(a).data), expected, rtol=1e-12)
 
 
+#: (shape, k): the shapes layer norm and attention give the sums as products with ones,
+#: empty rows and an empty batch included.
+PRODUCT_SUMS = [((5, 7), 1), ((2, 3, 4), 1), ((2, 3, 4), 2), ((4,), 1), ((3, 0), 1),
+                ((0, 3), 1), ((2, 0, 3), 2), ((2, 3, 0), 1)]
+
+
+@pytest.mark.parametrize("ns", NAMESPACES)
+@pytest.mark.parametrize("shape, k", PRODUCT_SUMS)
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning",
+                            "ignore:invalid value encountered:RuntimeWarning")
+def test_sums_as_products_with_ones_are_the_reductions(ns, shape, k):
+    """``reductions._row_sums`` (sums and means over the last ``k`` axes, kept) and
+    ``_column_sums`` (sums over the others) give what ``sum`` and ``mean`` give, empty rows
+    included (a mean of none is NaN)."""
+    from minigrad.reductions import _column_sums, _row_sums
+    a = np.random.default_rng(len(shape) + k).normal(size=shape)
+    last, lead = tuple(range(a.ndim - k, a.ndim)), tuple(range(a.ndim - k))
+    with namespace(ns) as xp:
+        x = make(xp, a).data
+        np.testing.assert_allclose(host(xp, _row_sums(xp, x, k)),
+                                   np.sum(a, axis=last, keepdims=True), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(host(xp, _row_sums(xp, x, k, mean=True)),
+                                   np.mean(a, axis=last, keepdims=True), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(host(xp, _column_sums(xp, x, k)), np.sum(a, axis=lead),
+                                   rtol=1e-13, atol=1e-13)
+
+
 @pytest.mark.parametrize("ns", NAMESPACES)
 def test_max_ties_split_the_gradient_but_dim_sends_it_to_the_index(ns):
     """PyTorch: x.max() and amax split the gradient among tied maxima; max(dim=) sends it to
