@@ -129,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
                 assert a.data.tobytes() == b.data.tobytes(), f"{name}: the losses differ"
             assert step_old.calls["replayed"] >= 2 and step_new.calls["replayed"] >= 2, \
                 (name, step_old.calls, step_new.calls)
-            olds, news, ratios = [], [], []
+            olds: list[float] = []
+            news: list[float] = []
+            ratios: list[float] = []
             for r in range(args.rounds):
                 pair = [(run_old, olds), (run_new, news)]
                 for run, times in (pair if r % 2 == 0 else pair[::-1]):

@@ -107,7 +107,7 @@ def as_unit(case: Case, batches: list[Any], train_step: Any) -> Any:
     """
     if case.unit == "epoch":
         def epoch() -> object:
-            loss = None
+            loss: Any = None
             for x, y in batches:
                 loss = train_step(x, y)
             return loss.item()
@@ -153,6 +153,7 @@ def char_gpt() -> Any:
     if "char_gpt" not in sys.modules:
         path = Path(__file__).resolve().parent.parent / "examples" / "char_gpt.py"
         spec = importlib.util.spec_from_file_location("char_gpt", path)
+        assert spec is not None and spec.loader is not None, path
         module = importlib.util.module_from_spec(spec)
         sys.modules["char_gpt"] = module
         spec.loader.exec_module(module)
@@ -223,7 +224,7 @@ def save_inputs(case: Case, seed: int, path: str) -> None:
     and none of them pays for importing scikit-learn.
     """
     data = make_data(case, seed)
-    arrays = {"n_classes": np.array(data.n_classes)}
+    arrays: dict[str, Any] = {"n_classes": np.array(data.n_classes)}
     for i, (x, y) in enumerate(data.batches):
         arrays[f"x{i}"], arrays[f"y{i}"] = x, y
     for i, p in enumerate(init_params(case, seed)):

@@ -51,6 +51,8 @@ def make_step(case: Case, data: Data, params: list[np.ndarray],
     ``compiled`` wraps the training step in ``minigrad.compile`` (the "minigrad compiled"
     contender): the same step, recorded once and replayed.
     """
+    opt: optim.Optimizer
+    batches: list[tuple[Any, Any]]
     if case.kind == "gpt":  # the example's GPT and AdamW; ids stay NumPy arrays
         model = _gpt_model(case, data.n_classes, 0)
         model.load_state_dict(dict(zip(model.state_dict(), params)))
@@ -63,6 +65,6 @@ def make_step(case: Case, data: Data, params: list[np.ndarray],
         batches = [(mg.Tensor(x), y) for x, y in data.batches]
         train_step = sgd_step(model, opt, F.cross_entropy)
     if compiled:
-        train_step = mg.compile(train_step)  # type: ignore[assignment]
+        train_step = mg.compile(train_step)
 
     return as_unit(case, batches, train_step)

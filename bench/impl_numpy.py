@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -83,9 +84,11 @@ def _mlp(case: Case, data: Data, params: list[np.ndarray]) -> Callable[[], objec
     batches = data.batches
     nb = batches[0][0].shape[0]
     assert all(x.shape[0] == nb for x, _ in batches), "the MLP cases use full batches only"
-    acts = [None] + [np.empty((o, nb), dt) for o in sizes[1:]]   # acts[k]: output of layer k
-    deltas = [None] + [np.empty((o, nb), dt) for o in sizes[1:-1]]
-    masks = [None] + [np.empty((o, nb), dt) for o in sizes[1:-1]]
+    # acts[k]: the output of layer k (acts[0], the input, is set by each step); deltas and masks
+    # of the hidden layers (none for layer 0)
+    acts: list[Any] = [None] + [np.empty((o, nb), dt) for o in sizes[1:]]
+    deltas: list[Any] = [None] + [np.empty((o, nb), dt) for o in sizes[1:-1]]
+    masks: list[Any] = [None] + [np.empty((o, nb), dt) for o in sizes[1:-1]]
     m, s = np.empty((1, nb), dt), np.empty((1, nb), dt)
     cols = np.arange(nb)
     ones = np.ones(nb, dt)

@@ -65,9 +65,13 @@ def main() -> None:
             import cProfile
             import pstats
 
+            def five_epochs() -> None:
+                for s in range(5):
+                    minigrad_epoch(s)
+
             minigrad_epoch(0)
             profiler = cProfile.Profile()
-            profiler.runcall(lambda: [minigrad_epoch(s) for s in range(5)])
+            profiler.runcall(five_epochs)
             pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
             return
 

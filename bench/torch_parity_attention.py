@@ -40,6 +40,7 @@ class TorchLib(recipe.Lib):
         return None if t.grad is None else t.grad.numpy().astype("float64")
 
     def make_layer(self, case: recipe.Case) -> Any:
+        assert case.build is not None  # run_case asks only for cases with a layer
         layer = case.build(self.nn).double()
         shapes = [(k, tuple(v.shape)) for k, v in layer.state_dict().items()]
         layer.load_state_dict({k: self.torch.from_numpy(v)

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def load_test_module() -> Any:
     """tests/nn/test_rnn.py, which holds the recipe (CASES, case_arrays) and the pinned values."""
     spec = importlib.util.spec_from_file_location("test_rnn", ROOT / "tests" / "nn" / "test_rnn.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(ROOT))  # for its tests.support import
     spec.loader.exec_module(module)

@@ -1,4 +1,6 @@
-"""The type hints that ship (``py.typed``) are checked: mypy, strict on the whole package.
+"""The type hints that ship (``py.typed``) are checked: mypy, strict on the whole package; the
+benchmarks' hints too, less strictly (``bench/``: what a hint says must hold; not every function
+needs one).
 
 The configuration is in ``pyproject.toml`` (``[tool.mypy]``): strict for every module of
 ``minigrad``: the engine, ``nn``, ``optim``, ``utils``, ``export`` and ``course`` (its checks
@@ -41,3 +43,10 @@ def test_mypy_finds_no_errors():
     out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"),
                                 "--cache-dir", str(ROOT / ".mypy_cache"), str(PACKAGE)])
     assert status == 0, f"mypy found errors:\n{out}{err}"
+
+
+@pytest.mark.slow
+def test_mypy_finds_no_errors_in_the_benchmarks():
+    out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"),
+                                "--cache-dir", str(ROOT / ".mypy_cache"), str(ROOT / "bench")])
+    assert status == 0, f"mypy found errors in bench/:\n{out}{err}"
