@@ -15,7 +15,6 @@ other axes. In evaluation mode ``batch_norm`` uses fixed running statistics, so 
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, Callable, Sequence
 
 from .backend import Array, is_floating
